@@ -1,1 +1,1 @@
-"""Scale Workbench core: everything that is not a page. Never imports streamlit (except core/ui.py)."""
+"""Scale Workbench core: everything that is not a page. Never imports streamlit (except core/ui/)."""
