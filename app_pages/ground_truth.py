@@ -122,7 +122,7 @@ with st.expander(f"Judging status · {summary}", expanded=not status.ready):
     use_openai = st.toggle(f"Use the OpenAI-compatible judge ({status.openai_model or 'model from env'})",
                            key=K_USE_OPENAI, disabled=not status.openai,
                            help="Configured through OPENAI_API_KEY / OPENAI_BASE_URL and WORKBENCH_JUDGE_MODEL.")
-    label = "Build the keyword index and judge with " + ("the OpenAI judge" if use_openai else "heuristic-v1")
+    label = "Build the keyword index and judge with " + ("the OpenAI judge" if use_openai else "the offline judge heuristic-v2")
     if not status.runnable:
         st.caption("This dataset stores no review text (made from a judgments file), so nothing can be judged here.")
     if st.button(label, key="gt.run", type="primary" if not status.ready else "secondary",
