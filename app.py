@@ -20,7 +20,10 @@ nav = st.navigation(sections, position="top")
 
 with st.sidebar:
     st.markdown("### Scale Workbench")
-    st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, help="A folder of Parquet/JSONL files.")
+    st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, on_change=ui.apply_workspace_choice,
+                  help="A folder of Parquet/JSONL files under the configured roots (WORKBENCH_WORKSPACE_ROOTS).")
+    if st.session_state.get(ui.SIDEBAR_WORKSPACE_ERROR):
+        st.error(st.session_state[ui.SIDEBAR_WORKSPACE_ERROR])
     ws = ui.current_workspace()
     datasets = ws.datasets()
     if datasets:
@@ -32,7 +35,7 @@ with st.sidebar:
             st.session_state[ui.SIDEBAR_DATASET] = datasets[0]
         st.selectbox("Dataset", datasets, key=ui.SIDEBAR_DATASET)
     elif not ws.exists():
-        st.warning("This folder is not a workspace yet. Run `python -m core demo` or import a dataset.")
+        st.warning("No dataset in this folder yet: import one with `workbench datasets import PATH --name NAME`.")
     else:
         st.info("No dataset in this workspace yet.")
 
