@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import ui
 from core.settings import workspace_dir
+from core.ui import auth
 
 st.set_page_config(page_title="Scale Workbench", page_icon=":material/balance:", layout="wide")
 
@@ -20,6 +21,10 @@ nav = st.navigation(sections, position="top")
 
 with st.sidebar:
     st.markdown("### Scale Workbench")
+if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
+    nav.run()
+    st.stop()
+with st.sidebar:
     st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, on_change=ui.apply_workspace_choice,
                   help="A folder of Parquet/JSONL files under the configured roots (WORKBENCH_WORKSPACE_ROOTS).")
     if st.session_state.get(ui.SIDEBAR_WORKSPACE_ERROR):
