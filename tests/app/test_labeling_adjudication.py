@@ -174,3 +174,13 @@ def test_retired_raters_are_marked_in_the_adjudication_view(app_factory, ws):
     at = open_queue(app_factory, ws)
     notes = [df.value for df in at.dataframe if "notes" in df.value.columns][0]
     assert "quinn (retired)" in set(notes["rater"])
+
+
+def test_readme_lists_the_demo_rater_codes_and_roles():
+    from pathlib import Path
+
+    from core.labeling.demo import RATERS
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for code, role in RATERS.items():
+        assert f"| `{code}` | {role} |" in readme, code
