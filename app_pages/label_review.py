@@ -34,7 +34,10 @@ if source != "login":
     st.session_state[auth.K_RATER] = code
     st.query_params[identity.QUERY_PARAM] = code
 role = identity.get_role(store, code)
-st.session_state[auth.K_ROLE] = role
+if st.session_state.get(auth.K_ROLE) != role:
+    st.session_state[auth.K_ROLE] = role
+    if role in identity.REVIEW_ROLES:
+        st.rerun()  # the frame drew the sidebar before the role was known: adjudicators get its controls
 if role not in identity.REVIEW_ROLES:
     st.error(f"This page is for adjudicators and admins; {render.escape_markdown(code)} has the role {role}. "
              "An admin can grant a role here or with `workbench labels role CODE adjudicator`.")

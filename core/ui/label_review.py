@@ -44,7 +44,7 @@ def show_coverage(c: Context) -> None:
     m[1].metric(f"Complete (≥ {c.project.target_raters} raters)", f"{summary['complete_items']:,}")
     m[2].metric("Ratings", f"{summary['ratings']:,}")
     m[3].metric("Raters", f"{summary['raters']:,}")
-    left, right = st.columns([2, 3], gap="large")
+    left, right = st.columns([1, 2], gap="large")
     with left:
         st.subheader("Items by number of raters")
         st.altair_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
@@ -52,7 +52,8 @@ def show_coverage(c: Context) -> None:
     with right:
         st.subheader("Raters' progress")
         st.dataframe(reports.rater_progress_table(c.store, c.project), hide_index=True, width="stretch",
-                     column_config={"mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f")})
+                     column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
+                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f")})
 
 
 def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
@@ -111,14 +112,19 @@ def show_disagreements(c: Context) -> None:
     if st.session_state.get(K_ITEM) not in ids:
         st.session_state[K_ITEM] = ids[0]
     st.caption("Click a row to open the item.")
-    shown = queue.with_columns(pl.col("consensus_source").replace_strict(STATUS, default=pl.col("consensus_source")),
-                               pl.col("raters").list.join(", "))
+    shown = queue.with_columns(
+        pl.col("consensus_source").replace_strict(STATUS, default=pl.col("consensus_source")),
+        pl.col("raters").list.join(", "),
+        pl.col("scores").list.eval(pl.element().round(2)),
+        pl.when(pl.col("consensus").is_null()).then(pl.lit("—"))
+        .otherwise(pl.col("consensus").map_elements(lambda v: f"{v:+.2f}", return_dtype=pl.String))
+        .alias("consensus"))
     st.dataframe(shown.select("item_id", "consensus_source", "spread", "scores", "raters", "consensus", "prompt_title"),
                  hide_index=True, width="stretch", height=260, key=K_QUEUE, on_select=lambda: _pick_row(ids),
                  selection_mode="single-row",
-                 column_config={"item_id": st.column_config.NumberColumn("item", format="%d"),
+                 column_config={"item_id": st.column_config.NumberColumn("item", format="%d", width="small"),
                                 "consensus_source": "status", "spread": st.column_config.NumberColumn(format="%.2f"),
-                                "consensus": st.column_config.NumberColumn(format="%+.2f"), "prompt_title": "prompt"})
+                                "prompt_title": st.column_config.TextColumn("prompt", width="large")})
     st.selectbox("Item", ids, key=K_ITEM, format_func=lambda i: render.spread_label(by_id[i]))
     show_item(c, by_id[st.session_state[K_ITEM]], ids, open_ids)
 
@@ -139,16 +145,6 @@ def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None
     with right:
         st.altair_chart(charts.rater_values_chart(row["raters"], row["scores"], labels=c.project.scale_labels),
                         width="stretch")
-        retired = identity.retired_codes(c.store)
-        ratings = reports.ratings_frame(c.store, c.project, include_models=c.include_models).filter(
-            pl.col("item_id") == item_id).with_columns(
-            pl.when(pl.col("rater").is_in(list(retired))).then(pl.col("rater") + " (retired)")
-            .otherwise(pl.col("rater")).alias("rater"))
-        st.dataframe(ratings.select("rater", "score", "notes", "is_repeat", "created_at"), hide_index=True,
-                     width="stretch", column_config={
-                         "score": st.column_config.NumberColumn(format="%+.2f"), "is_repeat": "repeat",
-                         "notes": st.column_config.TextColumn("notes", width="large"),
-                         "created_at": st.column_config.DatetimeColumn("rated", format="YYYY-MM-DD HH:mm")})
         if row["consensus_source"] == "adjudicated" or row["stale"]:
             st.caption(f"{'Earlier' if row['stale'] else 'Current'} adjudication by "
                        f"{render.escape_markdown(row['adjudicator'] or '?')}: {num(row['consensus'], 2)} — "
@@ -162,6 +158,19 @@ def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None
             st.form_submit_button("Record consensus and open the next item", type="primary",
                                   key=f"label_review.adj_submit.{item_id}", on_click=_record,
                                   args=(c, item_id, ids, open_ids))
+    st.markdown("**Every rating of this item, with the rater's notes**")
+    retired = identity.retired_codes(c.store)
+    ratings = reports.ratings_frame(c.store, c.project, include_models=c.include_models).filter(
+        pl.col("item_id") == item_id).with_columns(
+        pl.when(pl.col("rater").is_in(list(retired))).then(pl.col("rater") + " (retired)")
+        .otherwise(pl.col("rater")).alias("rater"),
+        pl.col("notes").fill_null(""), pl.when(pl.col("is_repeat")).then(pl.lit("repeat audit"))
+        .otherwise(pl.lit("first")).alias("is_repeat"))
+    st.dataframe(ratings.select("rater", "score", "notes", "is_repeat", "created_at"), hide_index=True,
+                 width="stretch", column_config={
+                     "score": st.column_config.NumberColumn(format="%+.2f", width="small"), "is_repeat": "pass",
+                     "notes": st.column_config.TextColumn("notes", width="large"),
+                     "created_at": st.column_config.DatetimeColumn("rated (UTC)", format="YYYY-MM-DD HH:mm")})
 
 
 def _metric(col, label: str, value: float, lo: float, hi: float, band: str, help_text: str) -> None:
@@ -258,11 +267,12 @@ def _retire(c: Context) -> None:
 def show_raters(c: Context) -> None:
     table = identity.list_raters(c.store).with_columns(
         pl.when(pl.col("retired_at").is_not_null()).then(pl.lit("retired")).otherwise(pl.lit("active")).alias("status"))
-    st.dataframe(table.select("code", "role", "status", "kind", "n_ratings", "created_at", "retired_at", "retired_by"),
+    shown = table.with_columns(pl.col("retired_at").dt.strftime("%Y-%m-%d").fill_null(""),
+                               pl.col("retired_by").fill_null(""))
+    st.dataframe(shown.select("code", "role", "status", "kind", "n_ratings", "created_at", "retired_at", "retired_by"),
                  hide_index=True, width="stretch", column_config={
                      "n_ratings": "ratings", "created_at": st.column_config.DatetimeColumn("first seen", format="YYYY-MM-DD"),
-                     "retired_at": st.column_config.DatetimeColumn("retired", format="YYYY-MM-DD"),
-                     "retired_by": "retired by"})
+                     "retired_at": "retired", "retired_by": "retired by"})
     if c.role != "admin":
         st.caption("Only admins grant roles and retire codes.")
         return
