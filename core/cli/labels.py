@@ -178,12 +178,11 @@ def _file_dataset(path: str) -> str:
 
 
 def _project_for_reviews(store: LabelStore, args: argparse.Namespace) -> tuple[labeling_items.Project, bool]:
-    """The project to import ratings into: created (named by --project or the file's dataset) when missing.
+    """The project to import ratings into; in a workspace without any, one named by --project or the file's dataset.
 
     The file is checked line by line first, so a bad file creates no project.
     """
-    existing = {p.name for p in labeling_items.list_projects(store)}
-    if args.project and args.project in existing or not args.project and existing:
+    if labeling_items.list_projects(store):  # an unknown --project among existing ones is an error
         return _project(store, args.project), False
     name = check_name("project", args.project) if args.project else _file_dataset(args.path)
     list(parse_review_lines(Path(args.path), name))
