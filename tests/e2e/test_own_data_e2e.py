@@ -1,5 +1,5 @@
 """Issue 8 acceptance: the real-data path in a real browser. Import a SCALE file and real judgments
-with the CLI from another folder into a fresh workspace, run `make run`'s own startup line on it,
+with the installed `workbench` command from another folder into a fresh workspace, run `make run`'s own startup line on it,
 serve it, see it on Home, and find exactly the files the user created (no demo, nothing beside it)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.core.test_workspace_path import install_workbench
 from tests.e2e.conftest import ROOT, StreamlitServer, wait_ready
 
 pytestmark = [pytest.mark.e2e, pytest.mark.fixtures]
@@ -23,11 +24,10 @@ def snapshot(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*"))}
 
 
-def cli(args: list[str], cwd: Path) -> str:
-    """`python -m core ...` run from ``cwd`` (not the repository), as a user would."""
-    env = {**{k: v for k, v in os.environ.items() if k != "WORKBENCH_WORKSPACE"}, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "core", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=180)
+def cli(workbench: Path, args: list[str], cwd: Path) -> str:
+    """The installed `workbench` command run from ``cwd`` (not the repository), as a user would."""
+    env = {k: v for k, v in os.environ.items() if k not in ("WORKBENCH_WORKSPACE", "PYTHONPATH")}
+    done = subprocess.run([str(workbench), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -38,10 +38,11 @@ def test_own_data_path_in_the_browser(chromium_browser, fixtures_dir, tmp_path):
     for folder in (elsewhere, parent, logs):
         folder.mkdir(parents=True)
     ws = parent / "my-bench"
-    out = cli(["--workspace", str(ws), "datasets", "import", str(fixtures_dir / "xnot/dataset_K25_subset.jsonl"),
+    workbench = install_workbench(tmp_path / "venv")  # what `make run` installs into .venv
+    out = cli(workbench, ["--workspace", str(ws), "datasets", "import", str(fixtures_dir / "xnot/dataset_K25_subset.jsonl"),
                "--name", "k25"], elsewhere)
     assert "imported k25: 6 restaurants, 150 reviews" in out
-    out = cli(["--workspace", str(ws), "judgments", "import",
+    out = cli(workbench, ["--workspace", str(ws), "judgments", "import",
                str(fixtures_dir / "xnot/semantic_gt/task_G1a/judgments.json")], elsewhere)
     assert "matched 25 of 2,173 judgments" in out and "k25/G1a" in out
     created = snapshot(ws)
