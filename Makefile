@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-WORKSPACE ?= data/demo
+# The workspace `make run` serves: WORKBENCH_WORKSPACE (WORKSPACE is kept as an alias), default the demo.
+WORKBENCH_WORKSPACE ?= $(or $(WORKSPACE),data/demo)
 PORT ?= 8501
 # localhost by default (and no external-IP lookup); `make run ADDRESS=0.0.0.0` to serve other machines
 ADDRESS ?= localhost
@@ -10,9 +11,11 @@ PYTEST_ARGS ?=
 
 .PHONY: run test install install-dev demo lint bench clean
 
-$(VENV)/.runtime: requirements.txt
+# The project itself is installed editable: the `workbench` command (= python -m core) works from any folder.
+$(VENV)/.runtime: requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps -e .
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
@@ -22,12 +25,14 @@ $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
 install: $(VENV)/.runtime
 install-dev: $(VENV)/.dev
 
+# Generates the demo only into the demo workspace (data/demo, or a folder that already holds the demo);
+# any other workspace is served as it is, and nothing is written into it or beside it.
 demo: install
-	$(PY) -m core --workspace $(WORKSPACE) demo --if-missing
+	$(PY) -m core --workspace "$(WORKBENCH_WORKSPACE)" demo --if-missing --only-demo-workspace
 
 run: demo
-	@echo "Scale Workbench: http://$(ADDRESS):$(PORT)  (workspace: $(WORKSPACE))"
-	WORKBENCH_WORKSPACE=$(WORKSPACE) $(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true --browser.gatherUsageStats false
+	@echo "Scale Workbench: http://$(ADDRESS):$(PORT)  (workspace: $(abspath $(WORKBENCH_WORKSPACE)))"
+	WORKBENCH_WORKSPACE="$(WORKBENCH_WORKSPACE)" $(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true --browser.gatherUsageStats false
 
 lint: install-dev
 	$(PY) -m ruff check .

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core import ui
 from core.settings import workspace_dir
+from core.ui import auth
 
 st.set_page_config(page_title="Scale Workbench", page_icon=":material/balance:", layout="wide")
 
@@ -20,7 +21,14 @@ nav = st.navigation(sections, position="top")
 
 with st.sidebar:
     st.markdown("### Scale Workbench")
-    st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, help="A folder of Parquet/JSONL files.")
+if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
+    nav.run()
+    st.stop()
+with st.sidebar:
+    st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, on_change=ui.apply_workspace_choice,
+                  help="A folder of Parquet/JSONL files under the configured roots (WORKBENCH_WORKSPACE_ROOTS).")
+    if st.session_state.get(ui.SIDEBAR_WORKSPACE_ERROR):
+        st.error(st.session_state[ui.SIDEBAR_WORKSPACE_ERROR])
     ws = ui.current_workspace()
     datasets = ws.datasets()
     if datasets:
@@ -32,7 +40,7 @@ with st.sidebar:
             st.session_state[ui.SIDEBAR_DATASET] = datasets[0]
         st.selectbox("Dataset", datasets, key=ui.SIDEBAR_DATASET)
     elif not ws.exists():
-        st.warning("This folder is not a workspace yet. Run `python -m core demo` or import a dataset.")
+        st.warning("No dataset in this folder yet: import one with `workbench datasets import PATH --name NAME`.")
     else:
         st.info("No dataset in this workspace yet.")
 

@@ -15,8 +15,9 @@ st.caption(
 )
 
 if not ws.exists():
-    st.warning("This folder is not a workspace yet: run `python -m core demo` (or `make run`) to generate "
-               "the demo workspace, or import a dataset with `python -m core datasets import`.")
+    st.warning("No dataset in this folder yet. Import one with `workbench datasets import PATH --name NAME` "
+               "(and judgments with `workbench judgments import FILE`); `workbench --workspace DIR demo` "
+               "writes the demo into a folder of your choice.")
     st.stop()
 
 summary = overview.workspace_overview(ws, ui.database(ws))

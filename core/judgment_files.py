@@ -6,10 +6,11 @@
      judgments: {<restaurant name>: {restaurant_meta: {categories},
                                      reviews: [{idx, date, stars, useful, <fields>, excerpt}]}}}
 
-The file is keyed by restaurant name and idx, without review_id or text. Importing into a dataset
-that does not exist creates it from the file (restaurants with a stable id derived from the name,
-one review row per judged review with ``text`` null); importing into an existing dataset matches
-by name and idx and checks that the dates agree. A value outside the task's enums is stored as a
+The file is keyed by restaurant name and idx, without review_id or text. Importing attaches the
+judgments to the dataset that has the texts: matched by name (case-insensitive) and idx, checking
+date and stars where both have them; what does not match is reported, not stored. Only when no
+dataset holds those restaurants is one created from the file (ids prefixed ``synthetic:``, one
+review row per judged review with ``text`` null). A value outside the task's enums is stored as a
 parse error, never replaced.
 
 ``extraction_log.json`` (one per judge: ``judgments/{dataset}/{task}/{judge}.extraction_log.json``)::
@@ -40,8 +41,11 @@ from core.workspace import Workspace, check_name
 META_KEYS = ("idx", "date", "stars", "useful")
 
 
+SYNTHETIC_PREFIX = "synthetic:"
+
+
 def stable_id(*parts: object) -> str:
-    """A 22-character URL-safe id derived from ``parts`` (the shape of a Yelp id).
+    """A 22-character URL-safe id derived from ``parts``.
 
     >>> stable_id("Vetri Cucina")
     'yBJLbQCQUWkCGc9NnwGV9E'
@@ -52,13 +56,27 @@ def stable_id(*parts: object) -> str:
     return base64.urlsafe_b64encode(digest).decode("ascii")[:22]
 
 
-def _load_file(path: Path, spec: Task) -> dict[str, Any]:
+def synthetic_id(*parts: object) -> str:
+    """An id for a restaurant or review known only from a judgments file: visibly not a Yelp id.
+
+    >>> synthetic_id("Vetri Cucina")
+    'synthetic:yBJLbQCQUWkCGc9NnwGV9E'
+    """
+    return SYNTHETIC_PREFIX + stable_id(*parts)
+
+
+def _load_file(path: Path, task: str | None) -> tuple[dict[str, Any], Task]:
+    """The file and its task: ``task`` when given (it must agree with the file), else the file's ``task_id``."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("judgments"), dict):
         raise DataError("expected an object with a 'judgments' mapping", path=path, field="judgments")
-    if data.get("task_id") not in (None, spec.task_id):
-        raise DataError(f"file is for task {data.get('task_id')!r}, not {spec.task_id}", path=path, field="task_id")
-    return data
+    named = data.get("task_id")
+    if task is None and not isinstance(named, str):
+        raise DataError("the file names no task: pass --task", path=path, field="task_id")
+    spec = get_task(task if task is not None else str(named))
+    if named not in (None, spec.task_id):
+        raise DataError(f"file is for task {named!r}, not {spec.task_id}", path=path, field="task_id")
+    return data, spec
 
 
 def _check_review(rv: Any, where: str, path: Path) -> None:
@@ -98,8 +116,8 @@ def _flatten(data: dict[str, Any], path: Path) -> tuple[pl.DataFrame, pl.DataFra
 
 def _create_dataset(ws: Workspace, dataset: str, path: Path, restaurants: pl.DataFrame,
                     reviews: pl.DataFrame) -> None:
-    bid = pl.col("name").map_elements(stable_id, return_dtype=pl.String)
-    rid = pl.struct("name", "idx").map_elements(lambda s: stable_id(s["name"], s["idx"]), return_dtype=pl.String)
+    bid = pl.col("name").map_elements(synthetic_id, return_dtype=pl.String)
+    rid = pl.struct("name", "idx").map_elements(lambda s: synthetic_id(s["name"], s["idx"]), return_dtype=pl.String)
     write_dataset(
         ws, dataset,
         restaurants.with_columns(bid.alias("business_id")),
@@ -109,46 +127,121 @@ def _create_dataset(ws: Workspace, dataset: str, path: Path, restaurants: pl.Dat
     )
 
 
-def _match_existing(ws: Workspace, dataset: str, path: Path, reviews: pl.DataFrame) -> pl.DataFrame:
-    """Name/idx of the file -> business_id, review_id of the dataset; DataError on any mismatch."""
-    rest = scan_restaurants(ws, dataset).select("business_id", "name").collect()
-    dup = rest.filter(pl.col("name").is_duplicated())["name"].unique().to_list()
+def _name_key(column: str = "name") -> pl.Expr:
+    return pl.col(column).str.strip_chars().str.to_lowercase().alias("name_key")
+
+
+def _restaurants_of(ws: Workspace, dataset: str) -> pl.DataFrame:
+    return scan_restaurants(ws, dataset).select("business_id", "name").collect().with_columns(_name_key())
+
+
+def _choose_dataset(ws: Workspace, dataset: str | None, names: list[str], path: Path) -> tuple[str, bool]:
+    """(dataset to attach to, whether to create it from the file).
+
+    A named dataset that exists is used; a named one that does not is created from the file only
+    when no other dataset holds these restaurants (their texts would be split off otherwise).
+    Without a name the workspace's only dataset is used.
+    """
+    existing = ws.datasets()
+    if dataset is None:
+        if len(existing) == 1:
+            return existing[0], False
+        if not existing:
+            raise WorkbenchError("no dataset in the workspace: import the texts first "
+                                 "(`datasets import`), or pass --dataset NAME to create one from the file (no texts)")
+        raise WorkbenchError(f"several datasets ({', '.join(existing)}): choose one with --dataset")
+    check_name("dataset", dataset)
+    if dataset in existing:
+        return dataset, False
+    keys = {n.strip().lower() for n in names}
+    overlap = {d: int(_restaurants_of(ws, d)["name_key"].is_in(list(keys)).sum()) for d in existing}
+    holders = sorted((n, d) for d, n in overlap.items() if n)
+    if holders:
+        n, best = holders[-1]
+        raise WorkbenchError(f"dataset {dataset!r} does not exist, but {best!r} holds {n} of the file's "
+                             f"{len(keys)} restaurants with their texts: use --dataset {best}")
+    return dataset, True
+
+
+def _same_date(a: str | None, b: str | None) -> bool:
+    """Dates agree to the second, whatever the separator ('2017-09-23 01:18:47' == '2017-09-23T01:18:47')."""
+    return a is None or b is None or a.replace("T", " ")[:19] == b.replace("T", " ")[:19]
+
+
+def _match_existing(ws: Workspace, dataset: str, reviews: pl.DataFrame) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    """Match the file's (name, idx) to the dataset: (matched name/idx/business_id/review_id, unmatched rows).
+
+    Names match case-insensitively; a match must agree on date and stars where both have them.
+    Each unmatched row says why: restaurant not in the dataset, ambiguous name, no such idx,
+    date or stars differ.
+    """
     from core.datasets import scan_reviews
 
+    rest = _restaurants_of(ws, dataset)
+    ambiguous = set(rest.filter(pl.col("name_key").is_duplicated())["name_key"].to_list())
+    rest = rest.filter(~pl.col("name_key").is_in(list(ambiguous))).drop("name")
     ds = scan_reviews(ws, dataset).select("business_id", "review_id", pl.col("idx").cast(pl.Int64),
-                                          pl.col("date").alias("ds_date")).collect()
-    matched = reviews.join(rest, on="name", how="left").join(ds, on=["business_id", "idx"], how="left")
-    problems = [f"restaurant name {n!r} is ambiguous in {dataset}" for n in sorted(set(dup) & set(reviews["name"]))]
-    for row in matched.filter(pl.col("business_id").is_null())["name"].unique().sort().to_list():
-        problems.append(f"restaurant {row!r} is not in dataset {dataset!r}")
-    for row in matched.filter(pl.col("business_id").is_not_null() & pl.col("review_id").is_null()).iter_rows(named=True):
-        problems.append(f"{row['name']!r} has no review idx {row['idx']}")
-    for row in matched.filter(pl.col("ds_date").is_not_null() & (pl.col("ds_date") != pl.col("date"))).iter_rows(named=True):
-        problems.append(f"{row['name']!r} idx {row['idx']}: date {row['date']} != dataset's {row['ds_date']}")
-    if problems:
-        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise DataError(f"does not match dataset {dataset!r}: {'; '.join(problems[:5])}{more}", path=path)
-    return matched.select("name", "idx", "business_id", "review_id")
+                                          pl.col("date").alias("ds_date"), pl.col("stars").alias("ds_stars")).collect()
+    joined = (reviews.with_columns(_name_key()).join(rest, on="name_key", how="left")
+              .join(ds, on=["business_id", "idx"], how="left"))
+    matched, unmatched = [], []
+    for row in joined.iter_rows(named=True):
+        kind, reason = None, None
+        if row["name_key"] in ambiguous:
+            kind, reason = "ambiguous name", f"several restaurants in {dataset!r} are named {row['name']!r}"
+        elif row["business_id"] is None:
+            kind, reason = "restaurant not in dataset", f"restaurant not in {dataset!r}"
+        elif row["review_id"] is None:
+            kind, reason = "no such idx", f"{dataset!r} has no review idx {row['idx']} for it"
+        elif not _same_date(row["date"], row["ds_date"]):
+            kind, reason = "date differs", f"date {row['date']} != dataset's {row['ds_date']}"
+        elif row["stars"] is not None and row["ds_stars"] is not None and abs(row["stars"] - row["ds_stars"]) > 1e-9:
+            kind, reason = "stars differ", f"stars {row['stars']} != dataset's {row['ds_stars']}"
+        if kind:
+            unmatched.append({"name": row["name"], "idx": row["idx"], "kind": kind, "reason": reason})
+        else:
+            matched.append({k: row[k] for k in ("name", "idx", "business_id", "review_id")})
+    frame = pl.DataFrame(matched, schema={"name": pl.String, "idx": pl.Int64, "business_id": pl.String,
+                                          "review_id": pl.String})
+    return frame, unmatched
 
 
-def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str, dataset: str, judge: str | None = None,
-                          progress: Progress | None = None) -> dict[str, Any]:
+def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str | None = None, dataset: str | None = None,
+                          judge: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
     """Import an xnot ``judgments.json`` as judgments of ``judge`` (default ``xnot-import-<version>``).
 
-    Creates ``dataset`` from the file when it does not exist. Judgments identical to the judge's
-    stored ones are not appended again, so re-importing is harmless. Returns a report dict.
+    Args:
+        ws: the workspace.
+        path: the judgments file (SPEC §2.4).
+        task: the task; default the file's ``task_id``.
+        dataset: the dataset to attach to; default the workspace's only dataset. A dataset that does
+            not exist is created from the file (``synthetic:`` ids, no texts) only when no other
+            dataset holds these restaurants.
+        judge: the judge id to store them under.
+        progress: ``(done, total, message)`` callback.
+
+    Judgments are attached by restaurant name (case-insensitive) and review idx, checking date and
+    stars; those that do not match are reported (``unmatched``, with reasons) and not stored.
+    Judgments identical to the judge's stored ones are not appended again, so re-importing is
+    harmless. Returns a report dict.
+
+    Raises:
+        DataError: a malformed file, or no judged review matches the dataset.
+        WorkbenchError: no dataset to attach to, or the named one is missing while another has the texts.
     """
-    spec, path, progress = get_task(task), Path(path), progress or no_progress
-    check_name("dataset", dataset)
-    data = _load_file(path, spec)
+    path, progress = Path(path), progress or no_progress
+    data, spec = _load_file(path, task)
     version = str(data.get("extraction_prompt_version") or "unknown")
     judge = check_name("judge", judge or f"xnot-import-{version}")
     restaurants, reviews, judged = _flatten(data, path)
     progress(0, 3, "matching reviews")
-    created = not ws.dataset_dir(dataset).exists()
+    dataset, created = _choose_dataset(ws, dataset, restaurants["name"].to_list(), path)
     if created:
         _create_dataset(ws, dataset, path, restaurants, reviews)
-    keys = _match_existing(ws, dataset, path, reviews)
+    keys, unmatched = _match_existing(ws, dataset, reviews)
+    if keys.is_empty() and judged:
+        examples = "; ".join(f"{u['name']!r} idx {u['idx']}: {u['reason']}" for u in unmatched[:3])
+        raise DataError(f"none of the {len(judged):,} judged reviews matches dataset {dataset!r} ({examples})", path=path)
     lookup = {(n, i): (b, r) for n, i, b, r in keys.iter_rows()}
     progress(1, 3, "validating judgments")
     stored = _stored_signatures(ws, dataset, spec, judge)
@@ -156,6 +249,8 @@ def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str, dataset
     records, n_errors, n_same = [], 0, 0
     for item in judged:
         rv = item["review"]
+        if (item["name"], rv["idx"]) not in lookup:
+            continue
         fields, parse_error = spec.validate_fields(rv)
         business_id, review_id = lookup[(item["name"], rv["idx"])]
         excerpt = rv.get("excerpt")
@@ -170,10 +265,15 @@ def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str, dataset
         })
     progress(2, 3, "storing judgments")
     appended = append_judgments(ws, dataset, spec.task_id, judge, records)
+    ws.ensure()  # any folder holding datasets is a workspace
     progress(3, 3, "done")
+    unmatched_restaurants = sorted({u["name"] for u in unmatched if u["kind"] == "restaurant not in dataset"})
     return {"task": spec.task_id, "dataset": dataset, "judge": judge, "prompt_version": version,
             "dataset_created": created, "restaurants": restaurants.height, "judgments": len(judged),
-            "appended": appended, "unchanged": n_same, "parse_errors": n_errors}
+            "matched": keys.height, "unmatched": len(unmatched), "unmatched_restaurants": unmatched_restaurants,
+            "unmatched_by_reason": dict(sorted(Counter(u["kind"] for u in unmatched).items())),
+            "unmatched_examples": [u for u in unmatched if u["kind"] != "restaurant not in dataset"][:20], "appended": appended, "unchanged": n_same,
+            "parse_errors": n_errors}
 
 
 def _signature(fields: dict[str, Any], excerpt: Any, parse_error: Any) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,11 @@ def _addm_id(topic: str, entry: dict[str, Any]) -> str:
     return "addm-" + hashlib.sha256(blob.encode("utf-8")).hexdigest()[:12]
 
 
+def task_topics(spec: Task) -> list[str]:
+    """The ADDM topics a task covers: the prefixes of its policy ids (``G1_allergy_V2`` -> ``G1_allergy``)."""
+    return sorted({re.sub(r"_V\d+$", "", p) for p in spec.policies})
+
+
 def import_addm_overrides(ws: Workspace, dataset: str, path: str | Path, *, topic: str = "G1_allergy",
                           task: str = "G1a") -> dict[str, Any]:
     """Import one topic of an ADDM ``judgment_overrides.json`` as overrides of ``task``.
@@ -240,9 +246,15 @@ def import_addm_overrides(ws: Workspace, dataset: str, path: str | Path, *, topi
     schema (e.g. incident_severity, account_type) take effect, the rest (e.g.
     ``is_allergy_related``) are reported in ``skipped_fields``. Review keys are resolved from the
     dataset by review_id (idx stays None when the review is not there). Importing the same file
-    twice adds nothing (ids derive from the entry). Returns a report dict.
+    twice adds nothing (ids derive from the entry). The topic must be one of the task's
+    (:func:`task_topics`), else nothing is imported. Returns a report dict.
     """
     spec, path = get_task(task), Path(path)
+    if topic not in task_topics(spec):
+        # another topic's corrections would silently rewrite this task's judgments (G1_dietary into G1a)
+        covered = ", ".join(task_topics(spec)) or "none"
+        raise WorkbenchError(f"topic {topic!r} does not belong to task {spec.task_id} (its topics: {covered}); "
+                             "nothing imported")
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get(topic), list):
         topics = [k for k, v in data.items() if isinstance(v, list)] if isinstance(data, dict) else []

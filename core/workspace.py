@@ -60,7 +60,8 @@ class Workspace:
         return self
 
     def exists(self) -> bool:
-        return (self.root / "workspace.json").exists()
+        """True for a folder with ``workspace.json`` or with datasets (any folder holding datasets is one)."""
+        return (self.root / "workspace.json").exists() or bool(self.datasets())
 
     # datasets
     def dataset_dir(self, dataset: str) -> Path:

@@ -34,7 +34,7 @@ def test_there_are_commands():
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[" ".join(c) for c in COMMANDS])
 def test_readme_describes_every_cli_command(command):
-    pattern = r"python -m core " + r"\s+".join(re.escape(part) for part in command) + r"\b"
+    pattern = r"(?:python -m core|workbench) " + r"\s+".join(re.escape(part) for part in command) + r"\b"
     assert re.search(pattern, README), f"README does not describe `python -m core {' '.join(command)}`"
 
 

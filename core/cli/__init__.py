@@ -22,7 +22,8 @@ from core.workspace import Workspace
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser, with every command module's subcommands."""
-    parser = argparse.ArgumentParser(prog="python -m core", description="Scale Workbench command line.")
+    prog = "workbench" if sys.argv and sys.argv[0].endswith("workbench") else "python -m core"
+    parser = argparse.ArgumentParser(prog=prog, description="Scale Workbench command line.")
     parser.add_argument("--workspace", metavar="DIR", help="workspace folder (default: $WORKBENCH_WORKSPACE or data/demo)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")

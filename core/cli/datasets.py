@@ -56,6 +56,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         result = import_dataset(
             args.workspace, args.name, args.path, business_path=args.business, replace=args.replace, progress=progress
         )
+    args.workspace.ensure()  # any folder holding datasets is a workspace: give it its workspace.json
     counts = result["counts"]
     lines = [
         f"imported {args.name}: {counts['restaurants']:,} restaurants, {counts['reviews']:,} reviews "

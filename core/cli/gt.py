@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 
-import polars as pl
-
 from core.cli import emit
 from core.ground_truth import (
     distribution_by_k,
@@ -28,6 +26,7 @@ from core.ground_truth import (
     trace_gt_ws,
 )
 from core.ground_truth.export import export_gt
+from core.restaurant_names import find_restaurant
 
 ACTIONS = ("compute", "import", "list", "trace")
 
@@ -46,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=("xnot", "addm"), help="file layout (default: xnot for formulas, addm for policies)")
     p.add_argument("--out", help="output file (one K) or folder (several K); default gt/{dataset}/{task}/")
     p.add_argument("--judge", help="judge whose judgments to use (default: the dataset/task's GT judge)")
-    p.add_argument("--restaurant", help="business_id or exact name (gt trace)")
+    p.add_argument("--restaurant", help="business_id or name, any case (gt trace)")
     p.set_defaults(func=run)
 
 
@@ -104,10 +103,8 @@ def _trace(args: argparse.Namespace) -> int:
         raise ValueError("gt trace takes one K")
     k = ks[0]
     rest = load_restaurants(args.workspace, args.dataset)
-    hit = rest.filter((pl.col("business_id") == args.restaurant) | (pl.col("name") == args.restaurant))
-    if hit.height != 1:
-        raise ValueError(f"{hit.height} restaurants match {args.restaurant!r}; give a business_id")
-    root = trace_gt_ws(args.workspace, args.dataset, args.task, hit["business_id"][0], args.formula, k, judge=args.judge)
+    business_id = find_restaurant(rest, args.restaurant, dataset=args.dataset)
+    root = trace_gt_ws(args.workspace, args.dataset, args.task, business_id, args.formula, k, judge=args.judge)
     lines = []
     for depth, node in root.walk():
         raw = "" if node.raw == node.value else f" (raw {node.raw})"

@@ -14,10 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judgments", help="import, export and list stored judgments")
     cmds = p.add_subparsers(dest="judgments_command", metavar="ACTION", required=True)
 
-    imp = cmds.add_parser("import", help="import an xnot judgments.json (creates the dataset if missing)")
+    imp = cmds.add_parser("import", help="attach an xnot judgments.json to the dataset that has the texts")
     imp.add_argument("path", help="judgments.json in the xnot layout (SPEC §2.4)")
-    imp.add_argument("--task", required=True)
-    imp.add_argument("--dataset", required=True)
+    imp.add_argument("--task", help="task id (default: the file's task_id)")
+    imp.add_argument("--dataset", help="dataset to attach to (default: the only dataset); created from the "
+                                       "file, without texts, only when no dataset holds its restaurants")
     imp.add_argument("--judge", help="judge id to store them under (default: xnot-import-<prompt version>)")
     imp.set_defaults(func=run_import)
 
@@ -45,11 +46,22 @@ def run_import(args: argparse.Namespace) -> int:
     with cli_progress("import", enabled=not args.no_progress and not args.json) as progress:
         report = import_xnot_judgments(args.workspace, args.path, task=args.task, dataset=args.dataset,
                                        judge=args.judge, progress=progress)
-    created = " (dataset created from the file)" if report["dataset_created"] else ""
-    emit(args, report, f"imported {report['judgments']:,} judgments of {report['restaurants']:,} restaurants "
-                       f"as {report['judge']} into {report['dataset']}/{report['task']}{created}: "
-                       f"{report['appended']:,} new, {report['unchanged']:,} unchanged, "
-                       f"{report['parse_errors']:,} parse errors")
+    created = (" (dataset created from the file: synthetic ids, no review texts)"
+               if report["dataset_created"] else "")
+    lines = [f"matched {report['matched']:,} of {report['judgments']:,} judgments of {report['restaurants']:,} "
+             f"restaurants to {report['dataset']}/{report['task']} as {report['judge']}{created}: "
+             f"{report['appended']:,} new, {report['unchanged']:,} unchanged, {report['parse_errors']:,} parse errors"]
+    if report["unmatched"]:
+        reasons = ", ".join(f"{kind} {n:,}" for kind, n in report["unmatched_by_reason"].items())
+        lines.append(f"not matched (not stored): {report['unmatched']:,} judgments ({reasons})")
+        if report["unmatched_restaurants"]:
+            shown = ", ".join(report["unmatched_restaurants"][:10])
+            more = len(report["unmatched_restaurants"]) - 10
+            lines.append(f"  {len(report['unmatched_restaurants']):,} restaurants not in the dataset: {shown}"
+                         + (f" (and {more} more)" if more > 0 else ""))
+        lines += [f"  {u['name']} idx {u['idx']}: {u['reason']}" for u in report["unmatched_examples"]
+                  if u["kind"] != "no such idx"][:10]
+    emit(args, report, "\n".join(lines))
     return 0
 
 

@@ -10,19 +10,23 @@ run.jsonl, or ``--from-dataset`` reviews), ``import-reviews`` adds ratings (SPEC
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 from core.cli import emit
-from core.errors import WorkbenchError
+from core.errors import DataError, WorkbenchError
 from core.labeling import consensus as cons
 from core.labeling import items as labeling_items
+from core.labeling.export import _parse_review_lines as parse_review_lines
 from core.labeling.export import export_project, import_reviews
 from core.labeling.identity import set_role
 from core.labeling.reports import project_summary, ratings_frame
 from core.labeling.store import ROLES, LabelStore, open_store
 from core.progress import cli_progress
+from core.workspace import check_name
 
 
 def _json_flag(p: argparse.ArgumentParser) -> None:
@@ -60,7 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--contains", help="with --from-dataset: only reviews containing this text")
     p.set_defaults(func=cmd_import_items)
 
-    p = sub.add_parser("import-reviews", help="add ratings from a reviews JSONL (SPEC §6.5 layout)")
+    p = sub.add_parser("import-reviews", help="add ratings from a reviews JSONL (SPEC §6.5 layout); without a "
+                       "project, creates one named by the file's dataset (or --project)")
     _project_arg(p)
     p.add_argument("path")
     p.add_argument("--create-items", action="store_true", help="create items missing from the store")
@@ -153,11 +158,47 @@ def cmd_import_items(args: argparse.Namespace) -> int:
     return 0
 
 
+def _file_dataset(path: str) -> str:
+    """The one ``dataset`` named by the lines of a reviews JSONL (a project name for it)."""
+    names: set[str] = set()
+    with open(path, encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise DataError(f"not JSON: {exc}", path=path, line=number) from None
+            if isinstance(row, dict) and isinstance(row.get("dataset"), str):
+                names.add(row["dataset"])
+    if len(names) != 1:
+        found = ", ".join(sorted(names)) or "none"
+        raise WorkbenchError(f"{path}: no single 'dataset' to name a project after (found: {found}); pass --project")
+    return check_name("project", names.pop())
+
+
+def _project_for_reviews(store: LabelStore, args: argparse.Namespace) -> tuple[labeling_items.Project, bool]:
+    """The project to import ratings into; in a workspace without any, one named by --project or the file's dataset.
+
+    The file is checked line by line first, so a bad file creates no project.
+    """
+    if labeling_items.list_projects(store):  # an unknown --project among existing ones is an error
+        return _project(store, args.project), False
+    name = check_name("project", args.project) if args.project else _file_dataset(args.path)
+    list(parse_review_lines(Path(args.path), name))
+    return labeling_items.create_project(store, name, exist_ok=True), True
+
+
 def cmd_import_reviews(args: argparse.Namespace) -> int:
+    if not Path(args.path).is_file():
+        raise FileNotFoundError(f"no such file: {args.path}")
     store = _store(args)
-    project = _project(store, args.project)
+    project, created = _project_for_reviews(store, args)
+    if created:  # a new project has no items yet: the file's lines carry them
+        print(f"created labeling project {project.name} (items from the file)", file=sys.stderr)
     with cli_progress("import reviews", enabled=not args.no_progress) as progress:
-        report = import_reviews(store, project, args.path, create_items=args.create_items, progress=progress)
+        report = import_reviews(store, project, args.path, create_items=args.create_items or created,
+                                progress=progress)
     d = report.details
     emit(args, report.as_dict(), f"{project.name}: added {report.added:,} ratings, skipped {report.skipped:,} "
          f"already stored; {d['items_created']:,} items created; raters: {', '.join(d['raters'])}")

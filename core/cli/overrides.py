@@ -6,7 +6,9 @@ import argparse
 import getpass
 
 from core.cli import emit
-from core.overrides import add_override, import_addm_overrides, list_overrides, revert_override
+from core.errors import WorkbenchError
+from core.overrides import add_override, import_addm_overrides, list_overrides, revert_override, task_topics
+from core.tasks import get_task
 
 
 def _author() -> str:
@@ -57,7 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp = cmds.add_parser("import", help="import ADDM judgment_overrides.json (one topic)")
     imp.add_argument("path")
     common(imp)
-    imp.add_argument("--topic", default="G1_allergy")
+    imp.add_argument("--topic", help="ADDM topic to import (default: the task's topic, G1_allergy for G1a); "
+                                     "a topic of another task is refused")
     imp.set_defaults(func=run_import)
 
 
@@ -89,7 +92,11 @@ def run_revert(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    report = import_addm_overrides(args.workspace, args.dataset, args.path, topic=args.topic, task=args.task)
+    topics = task_topics(get_task(args.task))
+    if args.topic is None and len(topics) != 1:
+        raise WorkbenchError(f"task {args.task} covers topics {', '.join(topics) or 'none'}: choose one with --topic")
+    topic = args.topic or topics[0]
+    report = import_addm_overrides(args.workspace, args.dataset, args.path, topic=topic, task=args.task)
     skipped = ", ".join(f"{k} ({v})" for k, v in report["skipped_fields"].items()) or "none"
     emit(args, report, f"imported {report['imported']} of {report['total']} overrides of {report['topic']} "
                        f"({report['already_present']} already present, {report['without_idx']} reviews not in "

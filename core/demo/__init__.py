@@ -2,7 +2,8 @@
 
 ``generate_demo(root)`` writes ``sources/demo/business.json`` and ``review.json`` (Yelp flat
 layout, JSONL; SPEC §1.2) from our own templates (no real review text), imports them as dataset
-``demo``, writes the planted truth OUTSIDE the workspace (the app never reads it; tests do), then
+``demo``, writes the planted truth where :func:`default_truth_path` says (the app never reads it;
+tests do), then
 runs the extra steps of :data:`DEMO_STEPS`. The same seed gives the same bytes. Regenerating drops
 the demo dataset's keyword index, judgments and overrides first (they describe the old reviews).
 
@@ -36,6 +37,7 @@ from core.demo.reviews import build_reviews
 from core.demo.steps import DEMO_DATASET, DEMO_TASK
 from core.files import atomic_path, write_json_atomic, write_jsonl_atomic
 from core.progress import Progress, no_progress
+from core.settings import DEFAULT_WORKSPACE
 from core.workspace import Workspace
 
 GENERATOR_VERSION = 1
@@ -63,9 +65,26 @@ class DemoData:
 
 
 def default_truth_path(root: Path) -> Path:
-    """``<parent>/<workspace name>.truth.parquet``: beside the workspace, not inside it."""
-    root = Path(root)
-    return root.parent / f"{root.name}.truth.parquet"
+    """Where the planted truth goes: somewhere that is clearly the demo's own.
+
+    For the embedded demo workspace (``data/demo``) that is ``data/demo.truth.parquet`` beside it
+    (inside the project's ``data/``); for any other folder the user asked ``demo`` to write, it is
+    ``sources/demo/planted_truth.parquet`` inside that workspace, next to the generated source
+    files (never a file beside a folder the user owns). No page or dataset query reads it.
+    """
+    root = Path(root).expanduser().resolve()
+    if root == DEFAULT_WORKSPACE.resolve():
+        return root.parent / f"{root.name}.truth.parquet"
+    return Workspace(root).sources_dir(DEMO_DATASET) / "planted_truth.parquet"
+
+
+def is_demo_workspace(root: Path) -> bool:
+    """True for the embedded demo workspace (``data/demo``) or a folder already holding our demo.
+
+    ``make run`` generates the demo only into such a folder: any other workspace is served as it is.
+    """
+    root = Path(root).expanduser().resolve()
+    return root == DEFAULT_WORKSPACE.resolve() or _read_marker(root) is not None
 
 
 def _check_counts(n_restaurants: int, reviews_per_restaurant: int) -> None:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from core.labeling.store import RATER_KINDS, ROLES, LabelStore, raters, ratings
+from core.labeling.store import RATER_KINDS, ROLES, LabelStore, rater_retirements, raters, ratings
 from core.settings import env
 
 if TYPE_CHECKING:
@@ -151,9 +151,33 @@ def register_rater(store: LabelStore, code: str, *, source: str = "session") -> 
             raise ValueError("the signed-in user has no usable e-mail address")
     else:
         code = check_code(code)
+    if code in retired_codes(store):
+        raise ValueError(f"the rater code {code!r} was retired by an admin; use your own code")
     with store.write() as conn:
         ensure_rater(conn, store, code)
     return Identity(code, source, get_role(store, code))
+
+
+def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> None:
+    """Retire ``code`` (e.g. a mistyped one): it cannot sign in again; its ratings stay, marked.
+
+    Raises:
+        ValueError: unknown code, or an admin retiring themselves.
+    """
+    if code == by:
+        raise ValueError("you cannot retire your own code")
+    with store.write() as conn:
+        if conn.execute(select(raters.c.code).where(raters.c.code == code)).scalar() is None:
+            raise ValueError(f"no rater {code!r}")
+        if conn.execute(select(rater_retirements.c.code).where(rater_retirements.c.code == code)).scalar() is None:
+            conn.execute(rater_retirements.insert().values(code=code, retired_at=store.clock(), retired_by=by,
+                                                           reason=reason.strip()))
+
+
+def retired_codes(store: LabelStore) -> set[str]:
+    """Codes an admin retired."""
+    with store.read() as conn:
+        return {r for (r,) in conn.execute(select(rater_retirements.c.code))}
 
 
 def get_role(store: LabelStore, code: str) -> str:
@@ -179,17 +203,21 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
 
 
 def list_raters(store: LabelStore) -> pl.DataFrame:
-    """Every rater with role, kind and number of ratings (all projects)."""
+    """Every rater with role, kind, number of ratings (all projects) and retirement (null if active)."""
     import polars as pl  # noqa: F811 - imported here: the assignment path does not need polars
 
     n = func.count(ratings.c.rating_id)
     stmt = (
-        select(raters.c.code, raters.c.role, raters.c.kind, raters.c.created_at, n.label("n_ratings"))
-        .select_from(raters.outerjoin(ratings, ratings.c.rater == raters.c.code))
-        .group_by(raters.c.code, raters.c.role, raters.c.kind, raters.c.created_at)
+        select(raters.c.code, raters.c.role, raters.c.kind, raters.c.created_at, n.label("n_ratings"),
+               rater_retirements.c.retired_at, rater_retirements.c.retired_by)
+        .select_from(raters.outerjoin(ratings, ratings.c.rater == raters.c.code)
+                     .outerjoin(rater_retirements, rater_retirements.c.code == raters.c.code))
+        .group_by(raters.c.code, raters.c.role, raters.c.kind, raters.c.created_at,
+                  rater_retirements.c.retired_at, rater_retirements.c.retired_by)
         .order_by(raters.c.code)
     )
     with store.read() as conn:
         rows = conn.execute(stmt).all()
-    schema = {"code": pl.String, "role": pl.String, "kind": pl.String, "created_at": pl.Datetime, "n_ratings": pl.Int64}
+    schema = {"code": pl.String, "role": pl.String, "kind": pl.String, "created_at": pl.Datetime, "n_ratings": pl.Int64,
+              "retired_at": pl.Datetime, "retired_by": pl.String}
     return pl.DataFrame([tuple(r) for r in rows], schema=schema, orient="row")

@@ -50,7 +50,7 @@ from sqlalchemy.engine import make_url
 from core.errors import WorkbenchError
 from core.settings import labels_url
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ROLES = ("rater", "adjudicator", "admin")
 RATER_KINDS = ("human", "model")
 CONSENSUS_SOURCES = ("calculated", "adjudicated")
@@ -89,6 +89,15 @@ raters = Table(
     Column("created_at", DateTime, nullable=False),
     CheckConstraint("role IN ('rater', 'adjudicator', 'admin')", name="ck_raters_role"),
     CheckConstraint("kind IN ('human', 'model')", name="ck_raters_kind"),
+)
+
+# A retired code (a mistyped one, say) cannot sign in again; its ratings stay and are marked.
+rater_retirements = Table(
+    "rater_retirements", metadata,
+    Column("code", String(200), ForeignKey("raters.code"), primary_key=True),
+    Column("retired_at", DateTime, nullable=False),
+    Column("retired_by", String(200), nullable=False),
+    Column("reason", Text, nullable=False, default=""),
 )
 
 items = Table(
@@ -308,7 +317,12 @@ def _migration_1(conn: Connection) -> None:
     metadata.create_all(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1}
+def _migration_2(conn: Connection) -> None:
+    # Version 2 adds rater_retirements (a store created at version 1 lacks it).
+    rater_retirements.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2}
 
 _STORES: dict[str, LabelStore] = {}
 _STORES_LOCK = threading.Lock()

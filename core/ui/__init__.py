@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
 from core.db import Database
+from core.labeling.render import escape_markdown
 from core.progress import Progress
-from core.settings import workspace_dir
+from core.settings import allowed_workspace, workspace_dir
 from core.workspace import Workspace
 
 
@@ -47,12 +47,38 @@ PAGES: tuple[PageSpec, ...] = (
 # Session-state keys of the shared sidebar (page-prefixed constants, STYLE §6).
 SIDEBAR_WORKSPACE = "sidebar.workspace"
 SIDEBAR_DATASET = "sidebar.dataset"
+SIDEBAR_WORKSPACE_OK = "sidebar.workspace_ok"  # the last folder that passed the roots check
+SIDEBAR_WORKSPACE_ERROR = "sidebar.workspace_error"
+
+
+def apply_workspace_choice() -> None:
+    """``on_change`` of the sidebar's folder field: accept a folder under the configured roots only.
+
+    A folder outside them (``/etc``, a ``..`` path, a symlink leading out) changes nothing: the
+    field goes back to the current workspace and the message says why.
+    """
+    raw = str(st.session_state.get(SIDEBAR_WORKSPACE) or "")
+    try:
+        st.session_state[SIDEBAR_WORKSPACE_OK] = str(allowed_workspace(raw))
+        st.session_state.pop(SIDEBAR_WORKSPACE_ERROR, None)
+    except ValueError as exc:
+        st.session_state[SIDEBAR_WORKSPACE_ERROR] = escape_markdown(f"Not opened: {exc}.")
+        st.session_state[SIDEBAR_WORKSPACE] = str(current_workspace().root)
 
 
 def current_workspace() -> Workspace:
-    """The workspace chosen in the sidebar (default: settings)."""
-    root = st.session_state.get(SIDEBAR_WORKSPACE) or str(workspace_dir())
-    return Workspace(Path(root))
+    """The workspace chosen in the sidebar, re-checked against the roots (default: settings).
+
+    Only a folder that passed :func:`apply_workspace_choice` counts; nothing else in the session
+    or the URL can point the app at another folder.
+    """
+    chosen = st.session_state.get(SIDEBAR_WORKSPACE_OK)
+    if chosen:
+        try:
+            return Workspace(allowed_workspace(chosen))
+        except ValueError:
+            st.session_state.pop(SIDEBAR_WORKSPACE_OK, None)
+    return Workspace(workspace_dir())
 
 
 def current_dataset(ws: Workspace | None = None) -> str | None:

@@ -132,7 +132,7 @@ def test_an_empty_workspace_gets_instructions_and_no_store_file(app_factory, tmp
     for page in (LABELING, REVIEW):
         at = app_factory(ws.root).run()
         at.switch_page(page).run()
-        assert not at.exception and "python -m core labels init" in at.info[0].value
+        assert not at.exception and "labels init" in at.info[0].value
     assert not store_exists(ws.root)
 
 

@@ -226,7 +226,8 @@ def test_imported_dataset_matches_sources_and_truth(full_demo):
     joined = full_demo["truth"].join(reviews.select("review_id", "idx", "date"), on="review_id", suffix="_db")
     assert joined.height == full_demo["truth"].height
     assert (joined["idx"] == joined["idx_db"]).all() and (joined["date"] == joined["date_db"]).all()
-    assert demo_is_current(root) and not default_truth_path(root).is_relative_to(root)
+    # the truth sits in the demo's own folder, never where a dataset query looks
+    assert demo_is_current(root) and default_truth_path(root).is_relative_to(root / "sources" / "demo")
 
 
 # --- planted truth ---

@@ -16,7 +16,7 @@ from core.judgment_files import (
     mark_restaurant_done,
     new_extraction_log,
     read_extraction_log,
-    stable_id,
+    synthetic_id,
     write_extraction_log,
 )
 from core.judgments import judged_keys, list_judges, load_judgments
@@ -31,16 +31,25 @@ def xnot_file(fixtures_dir):
     return fixtures_dir / XNOT_JUDGMENTS
 
 
+def reviews_ids_synthetic(workspace) -> bool:
+    reviews = pl.read_parquet(workspace.dataset_dir("xnot") / "reviews.parquet")
+    return bool(reviews["review_id"].str.starts_with("synthetic:").all()
+                and reviews["business_id"].str.starts_with("synthetic:").all())
+
+
 def test_import_creates_dataset_from_judgments(workspace, xnot_file):
     report = import_xnot_judgments(workspace, xnot_file, task="G1a", dataset="xnot")
     assert report == {"task": "G1a", "dataset": "xnot", "judge": "xnot-import-v1", "prompt_version": "v1",
-                      "dataset_created": True, "restaurants": 100, "judgments": 2173, "appended": 2173,
-                      "unchanged": 0, "parse_errors": 0}
+                      "dataset_created": True, "restaurants": 100, "judgments": 2173, "matched": 2173,
+                      "unmatched": 0, "unmatched_restaurants": [], "unmatched_by_reason": {},
+                      "unmatched_examples": [], "appended": 2173, "unchanged": 0, "parse_errors": 0}
     lock = require_verified(workspace, "xnot")
     assert lock["counts"] == {"restaurants": 100, "reviews": 2173} and lock["layout"] == "judgments"
     rest = pl.read_parquet(workspace.dataset_dir("xnot") / "restaurants.parquet")
     vetri = rest.filter(pl.col("name") == "Vetri Cucina").row(0, named=True)
-    assert vetri["business_id"] == stable_id("Vetri Cucina") and len(vetri["business_id"]) == 22
+    # visibly synthetic: never shaped like the real Yelp id (wUnLSg…)
+    assert vetri["business_id"] == synthetic_id("Vetri Cucina") and vetri["business_id"].startswith("synthetic:")
+    assert reviews_ids_synthetic(workspace)
     assert rest.filter(pl.col("name") == "Thin & Crispy")["n_reviews"].item() == 0  # listed without judgments
     reviews = pl.read_parquet(workspace.dataset_dir("xnot") / "reviews.parquet")
     assert reviews["text"].null_count() == 2173 and reviews["review_id"].n_unique() == 2173
@@ -86,16 +95,20 @@ def test_import_into_dataset_with_texts_matches_keyword_index(workspace, fixture
     build_index(workspace, "k25")
     matched = matched_reviews(workspace, "k25", "G1a")
     assert set(zip(matched["business_id"], matched["idx"], strict=True)) == judged_keys(workspace, "k25", "G1a", "gpt-5-nano")
-    # a date that disagrees with the dataset is refused, nothing stored
+    # a date that disagrees with the dataset, or an unknown restaurant: reported, not stored
     first = names[0]
     data["judgments"][first]["reviews"][0]["date"] = "1999-01-01 00:00:00"
     data["judgments"]["Nowhere Diner"] = {"restaurant_meta": {"categories": ""}, "reviews": [
         {"idx": 0, "date": "2020-01-01 00:00:00", "stars": 3.0, "useful": 0, "incident_severity": "none",
          "account_type": "none", "safety_interaction": "none", "excerpt": ""}]}
     sub.write_text(json.dumps(data))
-    with pytest.raises(DataError, match=r"sub.json.*'Nowhere Diner' is not in dataset 'k25'.*date 1999-01-01 00:00:00 != dataset's"):
-        import_xnot_judgments(workspace, sub, task="G1a", dataset="k25", judge="other")
-    assert judged_keys(workspace, "k25", "G1a", "other") == set()
+    report = import_xnot_judgments(workspace, sub, task="G1a", dataset="k25", judge="other")
+    assert (report["matched"], report["unmatched"]) == (24, 2)
+    assert report["unmatched_restaurants"] == ["Nowhere Diner"]
+    assert report["unmatched_by_reason"] == {"date differs": 1, "restaurant not in dataset": 1}
+    [bad] = report["unmatched_examples"]
+    assert bad["name"] == first and "date 1999-01-01 00:00:00 != dataset's" in bad["reason"]
+    assert len(judged_keys(workspace, "k25", "G1a", "other")) == 24
 
 
 def _one(review: dict, **top) -> dict:
@@ -136,7 +149,7 @@ def test_bad_files_name_the_field(workspace, tmp_path, doc, match):
 
 def test_export_with_overrides(workspace, xnot_file, tmp_path):
     import_xnot_judgments(workspace, xnot_file, task="G1a", dataset="xnot")
-    bid = stable_id("Vetri Cucina")
+    bid = synthetic_id("Vetri Cucina")
     add_override(workspace, "xnot", "G1a", business_id=bid, idx=39, corrected={"incident_severity": "severe"},
                  reason="test", author="t")
     out = tmp_path / "o.json"
@@ -169,7 +182,8 @@ def test_extraction_log(workspace, fixtures_dir):
 def test_cli_judgments_and_overrides(workspace, xnot_file, fixtures_dir, tmp_path, capsys):
     ws = ["--workspace", str(workspace.root), "--no-progress"]
     assert main([*ws, "judgments", "import", str(xnot_file), "--task", "G1a", "--dataset", "xnot"]) == 0
-    assert "imported 2,173 judgments of 100 restaurants as xnot-import-v1" in capsys.readouterr().out
+    assert ("matched 2,173 of 2,173 judgments of 100 restaurants to xnot/G1a as xnot-import-v1 (dataset created "
+            "from the file: synthetic ids, no review texts)") in capsys.readouterr().out
     assert main([*ws, "--json", "judgments", "list", "--dataset", "xnot", "--task", "G1a"]) == 0
     [info] = json.loads(capsys.readouterr().out)
     assert (info["judge"], info["n"], info["is_gt_judge"]) == ("xnot-import-v1", 2173, True)
@@ -179,7 +193,7 @@ def test_cli_judgments_and_overrides(workspace, xnot_file, fixtures_dir, tmp_pat
     assert json.loads(out.read_text())["judgments"].keys() == json.loads(xnot_file.read_text())["judgments"].keys()
     assert main([*ws, "judgments", "set-gt", "--dataset", "xnot", "--task", "G1a", "--judge", "nobody"]) == 1
     assert "unknown judge of xnot/G1a 'nobody'; valid: xnot-import-v1" in capsys.readouterr().err
-    bid = stable_id("Vetri Cucina")
+    bid = synthetic_id("Vetri Cucina")
     assert main([*ws, "--json", "overrides", "add", "--dataset", "xnot", "--business-id", bid, "--idx", "39",
                  "--set", "incident_severity=none", "--reason", "checked", "--author", "ana"]) == 0
     oid = json.loads(capsys.readouterr().out)["override_id"]

@@ -134,14 +134,19 @@ def test_addm_import(workspace, fixtures_dir):
 
 def test_addm_import_reports_unmapped_and_bad_values(workspace, tmp_path):
     path = tmp_path / "ov.json"
-    path.write_text(json.dumps({"T": [
+    path.write_text(json.dumps({"G1_allergy": [
         {"review_id": "x1", "business_id": "b", "original": {"date_outcome": "negative"},
          "corrected": {"date_outcome": "neutral", "is_relevant": False, "account_type": "none"}, "reason": "r"},
     ], "U": [{"review_id": "x2", "business_id": "b", "corrected": {"incident_severity": "huge"}}]}))
-    report = import_addm_overrides(workspace, "nods", path, topic="T")
+    report = import_addm_overrides(workspace, "nods", path, topic="G1_allergy")
     assert report["skipped_fields"] == {"date_outcome": 1, "is_relevant": 1}
     assert report["imported"] == 1 and report["without_idx"] == 1
-    with pytest.raises(DataError, match=r"ov.json.*U\[0\].corrected.incident_severity.*'huge'"):
-        import_addm_overrides(workspace, "nods", path, topic="U")
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"G1_allergy": [{"review_id": "x2", "business_id": "b",
+                                               "corrected": {"incident_severity": "huge"}}]}))
+    with pytest.raises(DataError, match=r"bad.json.*G1_allergy\[0\].corrected.incident_severity.*'huge'"):
+        import_addm_overrides(workspace, "nods", bad, topic="G1_allergy")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"T": [], "U": []}))
     with pytest.raises(UnknownNameError, match="T, U"):
-        import_addm_overrides(workspace, "nods", path, topic="G9")
+        import_addm_overrides(workspace, "nods", other, topic="G1_allergy")

@@ -36,11 +36,11 @@ def _free_port() -> int:
 class StreamlitServer:
     """A ``streamlit run app.py`` process on a free loopback port, on one workspace."""
 
-    def __init__(self, workspace: Path, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(self, workspace: Path, extra_env: dict[str, str] | None = None, log_dir: Path | None = None) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, "WORKBENCH_WORKSPACE": str(workspace), **(extra_env or {})}
-        self.log = open(workspace.parent / f"streamlit-{self.port}.log", "w")  # noqa: SIM115
+        self.log = open((log_dir or workspace.parent) / f"streamlit-{self.port}.log", "w")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true",

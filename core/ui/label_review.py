@@ -1,0 +1,307 @@
+"""Glue of the Label review page: one function per section (coverage, disagreements, agreement,
+export, raters). The page picks the project and the section and calls :func:`show`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import polars as pl
+import streamlit as st
+
+from core.errors import WorkbenchError
+from core.labeling import agreement, charts, consensus, export, identity, render, reports
+from core.labeling import store as label_store
+from core.labeling.items import Project
+from core.workspace import Workspace
+
+K_ITEM, K_BINS, K_BOOT, K_PAIR = "label_review.item", "label_review.bins", "label_review.boot", "label_review.pair"
+K_FLASH, K_QUEUE = "label_review.flash", "label_review.queue"
+SECTIONS = ("Coverage", "Disagreements", "Agreement", "Export", "Raters")
+STATUS = {consensus.NEEDS_DISCUSSION: "needs discussion", "adjudicated": "adjudicated", "calculated": "agreed"}
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every section needs: the store, the project, who is signed in and the model toggle."""
+
+    ws: Workspace
+    store: label_store.LabelStore
+    project: Project
+    code: str
+    role: str
+    include_models: bool
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def show_coverage(c: Context) -> None:
+    summary = reports.project_summary(c.store, c.project)
+    m = st.columns(4)
+    m[0].metric("Items", f"{summary['items']:,}")
+    m[1].metric(f"Complete (≥ {c.project.target_raters} raters)", f"{summary['complete_items']:,}")
+    m[2].metric("Ratings", f"{summary['ratings']:,}")
+    m[3].metric("Raters", f"{summary['raters']:,}")
+    left, right = st.columns([1, 2], gap="large")
+    with left:
+        st.subheader("Items by number of raters")
+        st.altair_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
+                        width="stretch")
+    with right:
+        st.subheader("Raters' progress")
+        st.dataframe(reports.rater_progress_table(c.store, c.project), hide_index=True, width="stretch",
+                     column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
+                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f")})
+
+
+def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
+    """The item to show after ``current`` is adjudicated: the next one still needing discussion
+    (in queue order, wrapping), else the next one in the queue.
+
+    >>> next_item_after([5, 3, 9, 1], {9, 1}, 5), next_item_after([5, 3, 9], set(), 9), next_item_after([5], {5}, 5)
+    (9, 5, 5)
+    """
+    order = ids[ids.index(current) + 1:] + ids[:ids.index(current)] if current in ids else ids
+    for candidate in order:
+        if candidate in open_ids:
+            return candidate
+    return order[0] if order else current
+
+
+def _record(c: Context, item_id: int, ids: list[int], open_ids: set[int]) -> None:
+    """Form callback: record the consensus, then open the next item of the queue."""
+    value = float(st.session_state[f"label_review.adj_value.{item_id}"])
+    note = st.session_state.get(f"label_review.adj_note.{item_id}") or ""
+    try:
+        consensus.adjudicate(c.store, c.project, item_id, value, adjudicator=c.code, note=note,
+                             include_models=c.include_models)
+    except (WorkbenchError, ValueError) as exc:
+        st.session_state[K_FLASH] = ("error", str(exc))
+        return
+    st.session_state[K_ITEM] = next_item_after(ids, open_ids - {item_id}, item_id)
+    st.session_state[K_FLASH] = ("success", f"Recorded consensus {value:+.2f} for item #{item_id}; "
+                                            f"showing the next item.")
+
+
+def _pick_row(ids: list[int]) -> None:
+    """Clicking a queue row opens that item."""
+    rows = st.session_state[K_QUEUE].selection.rows
+    if rows:
+        st.session_state[K_ITEM] = ids[rows[0]]
+
+
+def show_disagreements(c: Context) -> None:
+    frame = consensus.compute_consensus(c.store, c.project, include_models=c.include_models)
+    if frame.is_empty():
+        st.info("No item has ratings from two raters yet.")
+        return
+    summary = consensus.consensus_summary(frame)
+    m = st.columns(4)
+    m[0].metric("Need discussion", summary[consensus.NEEDS_DISCUSSION])
+    m[1].metric("Adjudicated", summary["adjudicated"])
+    m[2].metric("Agreed (mean)", summary["calculated"])
+    m[3].metric("Stale adjudications", summary["stale_adjudications"])
+    titles = reports.items_frame(c.store, c.project, frame["item_id"].to_list()).select("item_id", "prompt_title")
+    queue = consensus.disagreement_queue(frame).join(titles, on="item_id", how="left", maintain_order="left")
+    rows = queue.to_dicts()
+    ids = [r["item_id"] for r in rows]
+    open_ids = {r["item_id"] for r in rows if r["consensus_source"] == consensus.NEEDS_DISCUSSION}
+    by_id = {r["item_id"]: r for r in rows}
+    if st.session_state.get(K_ITEM) not in ids:
+        st.session_state[K_ITEM] = ids[0]
+    st.caption("Click a row to open the item.")
+    shown = queue.with_columns(
+        pl.col("consensus_source").replace_strict(STATUS, default=pl.col("consensus_source")),
+        pl.col("raters").list.join(", "),
+        pl.col("scores").list.eval(pl.element().round(2)),
+        pl.when(pl.col("consensus").is_null()).then(pl.lit("—"))
+        .otherwise(pl.col("consensus").map_elements(lambda v: f"{v:+.2f}", return_dtype=pl.String))
+        .alias("consensus"))
+    st.dataframe(shown.select("item_id", "consensus_source", "spread", "scores", "raters", "consensus", "prompt_title"),
+                 hide_index=True, width="stretch", height=260, key=K_QUEUE, on_select=lambda: _pick_row(ids),
+                 selection_mode="single-row",
+                 column_config={"item_id": st.column_config.NumberColumn("item", format="%d", width="small"),
+                                "consensus_source": "status", "spread": st.column_config.NumberColumn(format="%.2f"),
+                                "prompt_title": st.column_config.TextColumn("prompt", width="large")})
+    st.selectbox("Item", ids, key=K_ITEM, format_func=lambda i: render.spread_label(by_id[i]))
+    show_item(c, by_id[st.session_state[K_ITEM]], ids, open_ids)
+
+
+def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None:
+    """One queue item: the whole prompt and response, every rater's score and notes, the form."""
+    item_id = row["item_id"]
+    item = reports.items_frame(c.store, c.project, [item_id]).row(0, named=True)
+    if c.code in row["raters"]:
+        st.warning(f"You rated this item yourself ({render.escape_markdown(c.code)}): "
+                   "consider leaving its adjudication to someone else.", icon=":material/flag:")
+    left, right = st.columns([3, 2], gap="large")
+    with left, st.container(border=True):
+        st.markdown(f"##### {render.escape_markdown(item['prompt_title']) or 'Prompt'}")
+        st.markdown(render.safe_markdown(item["prompt_body"]))
+        st.caption("Response")
+        st.markdown(render.safe_markdown(item["response_text"]))
+    with right:
+        st.altair_chart(charts.rater_values_chart(row["raters"], row["scores"], labels=c.project.scale_labels),
+                        width="stretch")
+        if row["consensus_source"] == "adjudicated" or row["stale"]:
+            st.caption(f"{'Earlier' if row['stale'] else 'Current'} adjudication by "
+                       f"{render.escape_markdown(row['adjudicator'] or '?')}: {num(row['consensus'], 2)} — "
+                       f"{render.escape_markdown(row['note'] or '')}")
+        default = row["consensus"] if row["consensus"] is not None else sum(row["scores"]) / len(row["scores"])
+        with st.form(f"label_review.adjudicate.{item_id}"):
+            st.slider("Consensus value", -1.0, 1.0, round(default * 20) / 20, 0.05, format="%+.2f",
+                      key=f"label_review.adj_value.{item_id}")
+            st.text_area("Note (why this value)", placeholder="What the discussion concluded",
+                         key=f"label_review.adj_note.{item_id}")
+            st.form_submit_button("Record consensus and open the next item", type="primary",
+                                  key=f"label_review.adj_submit.{item_id}", on_click=_record,
+                                  args=(c, item_id, ids, open_ids))
+    st.markdown("**Every rating of this item, with the rater's notes**")
+    retired = identity.retired_codes(c.store)
+    ratings = reports.ratings_frame(c.store, c.project, include_models=c.include_models).filter(
+        pl.col("item_id") == item_id).with_columns(
+        pl.when(pl.col("rater").is_in(list(retired))).then(pl.col("rater") + " (retired)")
+        .otherwise(pl.col("rater")).alias("rater"),
+        pl.col("notes").fill_null(""), pl.when(pl.col("is_repeat")).then(pl.lit("repeat audit"))
+        .otherwise(pl.lit("first")).alias("is_repeat"))
+    st.dataframe(ratings.select("rater", "score", "notes", "is_repeat", "created_at"), hide_index=True,
+                 width="stretch", column_config={
+                     "score": st.column_config.NumberColumn(format="%+.2f", width="small"), "is_repeat": "pass",
+                     "notes": st.column_config.TextColumn("notes", width="large"),
+                     "created_at": st.column_config.DatetimeColumn("rated (UTC)", format="YYYY-MM-DD HH:mm")})
+
+
+def _metric(col, label: str, value: float, lo: float, hi: float, band: str, help_text: str) -> None:
+    col.metric(label, num(value), help=help_text)
+    col.caption(f"95% CI [{num(lo)}, {num(hi)}] · {band}")
+
+
+def show_agreement(c: Context) -> None:
+    frame = reports.ratings_frame(c.store, c.project, include_models=c.include_models)
+    c1, c2, _ = st.columns([1, 1, 3])
+    c1.number_input("Bin threshold (±)", 0.05, 0.95, step=0.01, key=K_BINS, format="%.2f")
+    c2.selectbox("Bootstrap resamples", [200, 1000, 2000], key=K_BOOT)
+    if frame.is_empty():
+        st.info("No ratings yet.")
+        return
+    rep = agreement.agreement_report(frame, threshold=float(st.session_state[K_BINS]),
+                                     n_boot=int(st.session_state[K_BOOT]))
+    st.caption(f"{rep['n_ratings']:,} ratings of {rep['n_items']:,} items by {rep['n_raters']} raters; "
+               f"{rep['n_items_multi']:,} items have ≥ 2 raters. Each rater's first rating per item counts.")
+    a, icc, b = rep["alpha"], rep["icc"], rep["binned"]
+    m = st.columns(4)
+    _metric(m[0], "Krippendorff's α (interval)", a["value"], a["ci"][0], a["ci"][1], a["band"],
+            "Bootstrap CI over items. ≥ .80 reliable, ≥ .667 tentative (Krippendorff 2004).")
+    _metric(m[1], "ICC(1,1)", icc["icc1"], icc["icc1_lo"], icc["icc1_hi"], icc["band_icc1"],
+            "One-way random effects, one rater. Koo & Li (2016): ≥ .90 excellent, ≥ .75 good, ≥ .50 moderate.")
+    _metric(m[2], f"ICC(1,k), k₀ = {num(icc['k0'], 2)}", icc["icck"], icc["icck_lo"], icc["icck_hi"],
+            icc["band_icck"], "Reliability of the mean of the item's raters.")
+    _metric(m[3], f"Fleiss' κ (bins ±{b['threshold']:.2f})", b["kappa"], b["kappa_lo"], b["kappa_hi"], b["band"],
+            f"Observed agreement {num(b['observed_agreement'])}. Landis & Koch (1977) bands.")
+    pairs = pl.DataFrame(rep["pairwise"])
+    st.subheader("Rater pairs")
+    if pairs.is_empty():
+        st.info("No two raters share at least 3 items yet.")
+    else:
+        st.dataframe(pairs, hide_index=True, width="stretch", column_config={
+            col: st.column_config.NumberColumn(format="%.3f") for col in pairs.columns if pairs[col].dtype == pl.Float64})
+        labels = [f"{r['rater_a']} ~ {r['rater_b']}" for r in rep["pairwise"]]
+        if st.session_state.get(K_PAIR) not in labels:
+            st.session_state[K_PAIR] = labels[0]
+        chosen = rep["pairwise"][labels.index(st.selectbox("Pair", labels, key=K_PAIR))]
+        st.altair_chart(charts.pair_scatter_chart(reports.first_ratings(frame), chosen["rater_a"], chosen["rater_b"]),
+                        width="content")
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.subheader("Per-rater bias")
+        bias = pl.DataFrame(rep["rater_bias"])
+        if bias.is_empty():
+            st.info("Needs items with at least two raters.")
+        else:
+            st.altair_chart(charts.rater_bias_chart(bias), width="stretch")
+    with right:
+        st.subheader("Test–retest (repeat audits)")
+        retest = pl.DataFrame(rep["test_retest"])
+        if retest.is_empty():
+            st.info("No repeat audits yet: raters get them once they have rated everything they can.")
+        else:
+            st.dataframe(retest, hide_index=True, width="stretch", column_config={
+                col: st.column_config.NumberColumn(format="%.3f") for col in ("mean_abs_diff", "pearson", "same_bin")})
+
+
+def show_export(c: Context) -> None:
+    store, project = c.store, c.project
+    datasets = sorted(set(reports.items_frame(store, project)["dataset"].to_list()))
+    st.write("Reviews: one line per rating (SPEC §6.5 layout). Consensus: one line per item with ≥ 2 raters.")
+    cols = st.columns(max(1, len(datasets)) + 1)
+    for col, ds in zip(cols, datasets, strict=False):
+        col.download_button(
+            f"{ds}_reviews.jsonl", data=lambda ds=ds: export.to_jsonl(  # type: ignore[misc]
+                [r for r in export.review_rows(store, project) if r["dataset"] == ds]),
+            file_name=f"{ds}_reviews.jsonl", mime="application/jsonl", icon=":material/download:",
+            key=f"label_review.dl.{ds}")
+    cols[-1].download_button(
+        f"{project.name}_consensus.jsonl", icon=":material/download:", key="label_review.dl.consensus",
+        data=lambda: export.to_jsonl(export.consensus_rows(store, project, include_models=c.include_models)),
+        file_name=f"{project.name}_consensus.jsonl", mime="application/jsonl")
+    if st.button("Write both to the workspace", key="label_review.write"):
+        out = c.ws.labels_dir / project.name
+        result = export.export_project(store, project, out, include_models=c.include_models)
+        st.success(f"Wrote {result['n_reviews']:,} reviews and {result['n_consensus']:,} consensus lines to "
+                   f"`{out}`.")
+
+
+def _retire(c: Context) -> None:
+    who = (st.session_state.get("label_review.retire_code") or "").strip()
+    try:
+        identity.retire_rater(c.store, who, by=c.code, reason=st.session_state.get("label_review.retire_reason") or "")
+    except ValueError as exc:
+        st.session_state[K_FLASH] = ("error", str(exc))
+        return
+    st.session_state[K_FLASH] = ("success", f"Retired {who}: the code cannot sign in again; its ratings stay, "
+                                            "marked (retired).")
+
+
+def show_raters(c: Context) -> None:
+    table = identity.list_raters(c.store).with_columns(
+        pl.when(pl.col("retired_at").is_not_null()).then(pl.lit("retired")).otherwise(pl.lit("active")).alias("status"))
+    shown = table.with_columns(pl.col("retired_at").dt.strftime("%Y-%m-%d").fill_null(""),
+                               pl.col("retired_by").fill_null(""))
+    st.dataframe(shown.select("code", "role", "status", "kind", "n_ratings", "created_at", "retired_at", "retired_by"),
+                 hide_index=True, width="stretch", column_config={
+                     "n_ratings": "ratings", "created_at": st.column_config.DatetimeColumn("first seen", format="YYYY-MM-DD"),
+                     "retired_at": "retired", "retired_by": "retired by"})
+    if c.role != "admin":
+        st.caption("Only admins grant roles and retire codes.")
+        return
+    left, right = st.columns(2, gap="large")
+    with left, st.form("label_review.role"):
+        st.markdown("**Grant a role**")
+        who = st.text_input("Rater code", key="label_review.role_code")
+        new_role = st.selectbox("Role", label_store.ROLES, key="label_review.role_value")
+        if st.form_submit_button("Set role", key="label_review.role_submit"):
+            try:
+                identity.set_role(c.store, identity.check_code(who), new_role)
+            except ValueError as exc:
+                st.error(str(exc))
+            else:
+                st.session_state[K_FLASH] = ("success", f"{who} is now {new_role}.")
+                st.rerun()
+    with right, st.form("label_review.retire"):
+        st.markdown("**Retire a mistyped code**")
+        active = table.filter(pl.col("retired_at").is_null() & (pl.col("code") != c.code))["code"].to_list()
+        st.selectbox("Rater code", active, key="label_review.retire_code", index=None, placeholder="choose a code")
+        st.text_input("Reason", key="label_review.retire_reason", placeholder="e.g. typo of ana")
+        st.form_submit_button("Retire code", key="label_review.retire_submit", on_click=_retire, args=(c,))
+
+
+def show(section: str, c: Context) -> None:
+    """Show a flash message from the last action, then ``section``."""
+    flash = st.session_state.pop(K_FLASH, None)
+    if flash:
+        kind, text = flash if isinstance(flash, tuple) else ("success", flash)
+        (st.error if kind == "error" else st.success)(text)
+    {"Coverage": show_coverage, "Disagreements": show_disagreements, "Agreement": show_agreement,
+     "Export": show_export, "Raters": show_raters}[section](c)

@@ -1,0 +1,139 @@
+"""Glue of the Labeling page: the item shown, Submit/Skip callbacks and the rating widgets."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.labeling import assignment, render
+from core.labeling.items import Project
+from core.labeling.store import LabelStore
+
+K_VIEW, K_SHOWN_AT, K_FLASH = "labeling.view", "labeling.shown_at", "labeling.flash"
+K_LAST_MS = "labeling.last_submit_ms"
+SUBMIT_SHORTCUT, SKIP_SHORTCUT = "Ctrl+Enter", "Ctrl+Shift+Enter"
+
+
+def score_key(token: str) -> str:
+    return f"labeling.score.{token}"
+
+
+def touched_key(token: str) -> str:
+    """Set by the slider's on_change: the rater moved it (an untouched 0 is not an answer)."""
+    return f"labeling.touched.{token}"
+
+
+def zero_key(token: str) -> str:
+    return f"labeling.zero_ok.{token}"
+
+
+def notes_key(token: str) -> str:
+    return f"labeling.notes.{token}"
+
+
+def current_view(store: LabelStore, project: Project, code: str) -> assignment.ItemView | None:
+    """The item this rater is shown: the one held in the session, else the next one assigned."""
+    held = st.session_state.get(K_VIEW)
+    if held and held["project"] == project.name and held["rater"] == code:
+        return held["view"]
+    view = assignment.next_item(store, project, code)
+    keep(project, code, view)
+    return view
+
+
+def keep(project: Project, code: str, view: assignment.ItemView | None) -> None:
+    st.session_state[K_VIEW] = {"project": project.name, "rater": code, "view": view}
+    st.session_state[K_SHOWN_AT] = time.time()
+
+
+def _shown(token: str) -> assignment.ItemView | None:
+    view = (st.session_state.get(K_VIEW) or {}).get("view")
+    return view if view is not None and view.token == token else None  # else a stale double click
+
+
+def answered(token: str) -> bool:
+    """True once the slider was moved or "0 is my answer" was ticked."""
+    return bool(st.session_state.get(touched_key(token)) or st.session_state.get(zero_key(token)))
+
+
+def submit(store: LabelStore, project: Project, code: str, token: str) -> None:
+    """Submit callback: store the rating and show the next item (refused while unanswered)."""
+    view = _shown(token)
+    if view is None:
+        return
+    if not answered(token):
+        st.session_state[K_FLASH] = "Move the slider, or tick \"0 is my answer\", before submitting."
+        return
+    score = float(st.session_state.get(score_key(token), 0.0))
+    notes = (st.session_state.get(notes_key(token)) or "").strip() or None
+    spent = max(0.0, time.time() - st.session_state.get(K_SHOWN_AT, time.time()))
+    started = time.perf_counter()
+    _, nxt = assignment.submit_and_next(store, project, code, view.item_id, score, notes=notes,
+                                        seconds_spent=round(spent, 1), token=token)
+    st.session_state[K_LAST_MS] = (time.perf_counter() - started) * 1000
+    keep(project, code, nxt)
+    st.session_state[K_FLASH] = f"Saved {score:+.2f}"
+
+
+def skip(store: LabelStore, project: Project, code: str, token: str) -> None:
+    """Skip callback: the item goes to the end of this rater's queue."""
+    view = _shown(token)
+    if view is None:
+        return
+    keep(project, code, assignment.skip_and_next(store, project, code, view.item_id))
+    st.session_state[K_FLASH] = "Skipped: it moves to the end of your queue"
+
+
+def show_progress(prog: assignment.RaterProgress) -> None:
+    p1, p2 = st.columns(2)
+    p1.progress(min(1.0, prog.my_items / prog.items) if prog.items else 0.0,
+                text=f"You: {prog.my_items:,} of {prog.items:,} items ({prog.my_repeats:,} repeat audits)")
+    p2.progress(prog.filled_slots / prog.total_slots if prog.total_slots else 0.0,
+                text=f"Project: {prog.filled_slots:,} of {prog.total_slots:,} ratings · "
+                     f"{prog.complete_items:,} items complete")
+
+
+def show_item(view: assignment.ItemView) -> None:
+    """The prompt and the response, whole (rendered from escaped, sanitised markdown)."""
+    if view.is_repeat:
+        st.info("Repeat audit: you rated this item before. Rate it again as if it were new.", icon=":material/replay:")
+    with st.container(border=True):
+        st.markdown(f"##### {render.escape_markdown(view.prompt_title) or 'Prompt'}")
+        if view.fields:
+            st.caption(render.fields_caption(view.fields))
+        st.markdown(render.safe_markdown(view.prompt_body))
+    with st.container(border=True):
+        st.caption("Response")
+        st.markdown(render.safe_markdown(view.response_text))
+
+
+def rating_widgets(store: LabelStore, project: Project, code: str, view: assignment.ItemView) -> None:
+    """Slider, scale labels, notes, "0 is my answer", Submit and Skip."""
+    token = view.token
+    neg, zero, pos = project.scale_labels
+    value = st.slider("Your rating", -1.0, 1.0, 0.0, 0.05, format="%+.2f", key=score_key(token),
+                      on_change=lambda: st.session_state.__setitem__(touched_key(token), True))
+    left, mid, right = st.columns(3)
+    left.caption(f"−1 · {render.escape_markdown(neg)}")
+    mid.caption(f"0 · {render.escape_markdown(zero)}", text_alignment="center")
+    right.caption(f"+1 · {render.escape_markdown(pos)}", text_alignment="right")
+    if st.session_state.get(touched_key(token)):
+        label = render.escape_markdown(render.nearest_label(value, project.scale_labels))
+        st.markdown(f"Your rating: **{value:+.2f}** — closest to *{label}*")
+    else:
+        st.checkbox(f"0 is my answer ({render.escape_markdown(zero)})", key=zero_key(token),
+                    help="The slider starts at 0. Move it, or tick this to submit 0 on purpose.")
+    st.text_area("Notes (optional)", key=notes_key(token), height=80,
+                 placeholder="Anything unclear or worth discussing?")
+    ready = answered(token)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.button("Submit", type="primary", key="labeling.submit", on_click=submit,
+                  args=(store, project, code, token), shortcut=SUBMIT_SHORTCUT, icon=":material/check:",
+                  wrap=False, disabled=not ready)
+        st.button("Skip", key="labeling.skip", on_click=skip, args=(store, project, code, token),
+                  shortcut=SKIP_SHORTCUT, icon=":material/skip_next:", wrap=False)
+        last = st.session_state.get(K_LAST_MS)
+        hint = "Move the slider (or tick \"0 is my answer\") to submit. " if not ready else ""
+        st.caption(hint + "Skipped items come back after all others."
+                   + (f" Last save took {last:.0f} ms." if last is not None else ""))
