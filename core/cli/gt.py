@@ -27,6 +27,7 @@ from core.ground_truth import (
     normalize_ks,
     trace_gt_ws,
 )
+from core.ground_truth.coverage import short_counts, short_message
 from core.ground_truth.export import export_gt
 
 ACTIONS = ("compute", "import", "list", "trace")
@@ -71,8 +72,14 @@ def _compute(args: argparse.Namespace) -> int:
              f"{'K':>6} {'Low':>7} {'High':>7} {'Critical':>9}"]
     lines += [f"{k_label(r['k']):>6} {r['Low']:>7} {r['High']:>7} {r['Critical']:>9}" for r in dist.iter_rows(named=True)]
     lines += [f"wrote {w['path']}" for w in result.files]
+    short = short_counts(frame)
+    warning = short_message(short, total=frame["business_id"].n_unique())
+    if warning:
+        lines.append(f"warning: {warning}")
     emit(args, {"definition": result.definition, "layout": result.layout, "files": result.files,
-                "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0]}, "\n".join(lines))
+                "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0],
+                "restaurants_short_of_k": [{"k": k, "n": n} for k, n in short.items()], "warning": warning},
+         "\n".join(lines))
     return 0
 
 

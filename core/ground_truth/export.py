@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from core.ground_truth.compute import compute_gt, get_definition, load_restaurants, normalize_ks
+from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import Formula
 from core.ground_truth.gt_files import (
     addm_payload,
@@ -41,16 +42,18 @@ def default_layout(definition: str) -> str:
 def gt_frame_for_layout(
     ws: Workspace, dataset: str, task: str, definition: str, ks: Any, *, layout: str, judge: str | None = None,
 ) -> pl.DataFrame:
-    """GT of every K; for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
+    """GT of every K with each restaurant's stored review count (``n_reviews_stored``,
+    ``short_of_k``); for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
     from core.judgments import load_judgments
 
     ks = normalize_ks(ks)
     resolved = get_definition(definition)
     judgments = load_judgments(ws, dataset, task, judge)
     frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments)
+    restaurants = load_restaurants(ws, dataset)
     if layout == "addm" and isinstance(resolved, Formula):
-        frame = with_addm_columns(frame, judgments, load_restaurants(ws, dataset), resolved.name, ks)
-    return frame
+        frame = with_addm_columns(frame, judgments, restaurants, resolved.name, ks)
+    return with_review_counts(frame, restaurants)
 
 
 def with_addm_columns(
