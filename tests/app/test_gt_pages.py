@@ -39,7 +39,7 @@ def _trace(app_factory, root, **query):
 
 
 TABLES = {  # dataframes without selection carry no key in AppTest: find them by their columns
-    "gt.dist": {"K", "Low", "High", "Critical", "total"}, "gt.table": {"trace", "verdict", "score"},
+    "gt.dist": {"K", "Low Risk", "High Risk", "Critical Risk", "total"}, "gt.table": {"trace", "verdict", "score"},
     "gt.grid_table": {"path", "changes"}, "trace.last_verdicts": {"K", "before", "after"},
     "trace.last_values": {"primitive", "before", "after"}, "trace.k_moved": {"primitive", "before", "after"},
     "trace.ov_table": {"override_id", "author"}, "trace.k_reviews": {"idx", "score_effect"},

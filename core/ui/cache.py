@@ -1,0 +1,159 @@
+"""Every ``st.cache_*`` loader of the Ground truth and Trace pages, keyed by data stamps.
+
+One loader per thing, shared by both pages. Each public function takes the workspace and the
+names the page chose, computes the *stamp* of the files that thing reads (sizes and mtimes: see
+:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it. A write (a judging
+run, an override, a saved variant, the CLI in another process) changes the stamp of exactly the
+files it wrote, so the next call recomputes what depends on them and nothing else: there is no
+cache clear anywhere, for any user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from core import gt_views, variants
+from core.ground_truth import KChange, TraceNode, explain_k_change, trace_gt
+from core.ground_truth.coverage import with_review_counts
+from core.workspace import Workspace
+
+Changes = tuple[tuple[str, float], ...]
+
+
+def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
+    """(file, mtime_ns, size) of every saved variant: the cache key of anything naming one."""
+    folder = variants.variants_dir(ws)
+    if not folder.exists():
+        return ()
+    return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.json")))
+
+
+def frame_key(ws: Workspace, dataset: str, task: str) -> tuple:
+    """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it)."""
+    return (str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task), variants_stamp(ws))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _definitions(root: str, task: str, vstamp: tuple) -> list[str]:
+    return gt_views.definitions(task) + [v.name for v in variants.task_variants(Workspace(Path(root)), task)]
+
+
+def definitions(ws: Workspace, task: str) -> list[str]:
+    """The task's formulas, policies, then the variants saved in the workspace."""
+    return _definitions(str(ws.root), task, variants_stamp(ws))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)  # holds formula objects (functions): not picklable; frozen
+def _resolved(root: str, name: str, vstamp: tuple) -> variants.ResolvedDefinition:
+    return variants.resolve_definition(Workspace(Path(root)), name)
+
+
+def resolved(ws: Workspace, name: str) -> variants.ResolvedDefinition:
+    """A formula, policy or saved variant by name."""
+    return _resolved(str(ws.root), name, variants_stamp(ws))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _status(root: str, dataset: str, task: str, stamp: tuple) -> gt_views.JudgingStatus:
+    return gt_views.judging_status(Workspace(Path(root)), dataset, task)
+
+
+def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingStatus:
+    """Reviews, keyword matches, judges and what is left to judge."""
+    return _status(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: tuple) -> gt_views.GTInputs:
+    return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
+
+
+def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_views.GTInputs:
+    """The judgments (overrides applied) and restaurants GT is computed from."""
+    return _inputs(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, definition: str,
+           ks: tuple[int | None, ...], changes: Changes, vstamp: tuple) -> pl.DataFrame:
+    inputs = _inputs(root, dataset, task, judge, stamp)
+    chosen = _resolved(root, definition, vstamp)
+    merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
+    frame = gt_views.compute_frame(inputs, chosen.base, ks, changes=merged, dataset=dataset, task=task)
+    if chosen.variant:
+        frame = frame.with_columns(pl.lit(v).alias(k) for k, v in chosen.provenance().items())
+    return with_review_counts(frame, inputs.restaurants)
+
+
+def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+             ks: Sequence[int | None], changes: Mapping[str, float] | None = None) -> pl.DataFrame:
+    """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
+    with each restaurant's stored review count and ``short_of_k``."""
+    return _frame(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), definition,
+                  tuple(ks), tuple(sorted((changes or {}).items())), variants_stamp(ws))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _texts(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[int, str]:
+    return gt_views.review_texts(Workspace(Path(root)), dataset, business_id)
+
+
+def _one(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str) -> tuple[Any, dict[int, str]]:
+    stamp = gt_views.data_stamp(ws, dataset, task)
+    one = gt_views.restaurant_inputs(_inputs(str(ws.root), dataset, task, judge, stamp), business_id)
+    return one, _texts(str(ws.root), dataset, business_id, stamp)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
+           definition: str, k: int | None, vstamp: tuple) -> TraceNode:
+    one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
+    chosen = _resolved(root, definition, vstamp)
+    return trace_gt(one.judgments, one.restaurants, business_id, chosen.definition, k, constants=chosen.constants,
+                    texts=texts)
+
+
+def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
+          k: int | None) -> TraceNode:
+    """One restaurant's trace tree at one K."""
+    return _trace(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+                  definition, k, variants_stamp(ws))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
+             definition: str, k_from: int | None, k_to: int | None, vstamp: tuple) -> KChange:
+    one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
+    chosen = _resolved(root, definition, vstamp)
+    return explain_k_change(one.judgments, one.restaurants, business_id, chosen.definition, k_from, k_to,
+                            constants=chosen.constants, texts=texts)
+
+
+def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
+            k_from: int | None, k_to: int | None) -> KChange:
+    """Why one restaurant's GT changes between two K."""
+    return _kchange(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+                    definition, k_from, k_to, variants_stamp(ws))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _info(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[str, Any]:
+    return gt_views.restaurant_info(Workspace(Path(root)), dataset, business_id)
+
+
+def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) -> dict[str, Any]:
+    """name, categories, city, state, stars, n_reviews of one restaurant."""
+    return _info(str(ws.root), dataset, business_id, gt_views.data_stamp(ws, dataset, task))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
+    """A chart's Vega-Lite spec, built once per ``key`` (Altair's to_dict costs ~50 ms a chart).
+
+    ``key`` must hold everything the chart depends on (callers pass the frame's cache key)."""
+    return _build().to_dict()
