@@ -21,12 +21,12 @@ if not dataset:
 choice = gt_page.controls(ws, dataset, task_ids())
 st.caption(gt_page.describe(ws, choice.definition))
 status = choice.status
-tab_dist, tab_rest, tab_judging, tab_export = st.tabs(
-    ["Verdicts by K", "Restaurants", "Judging", "Export"], default="Verdicts by K" if status.ready else "Judging")
+tab_rest, tab_dist, tab_judging, tab_export = st.tabs(
+    ["Restaurant × K", "Verdicts by K", "Judging", "Export"], default="Restaurant × K" if status.ready else "Judging")
 with tab_judging:
     gt_page.judging_section(ws, dataset, choice)
 if not status.ready:
-    with tab_dist:
+    with tab_rest:
         st.info("No judgments for this dataset and task yet: run the judge in the Judging tab, `python -m core judge`, "
                 "or import judgments (`python -m core judgments import`).")
     st.stop()

@@ -157,3 +157,32 @@ def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
 
     ``key`` must hold everything the chart depends on (callers pass the frame's cache key)."""
     return _build().to_dict()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tuple) -> dict[int, list[dict[str, str]]]:
+    from core.judgments import get_gt_judge
+    from core.tasks import get_task
+
+    ws = Workspace(Path(root))
+    out: dict[int, list[dict[str, str]]] = {}
+    for task, stamp in stamps:
+        if get_gt_judge(ws, dataset, task) is None:
+            continue  # no judge, or several and none chosen: nothing to show as "the" judgment
+        inputs = _inputs(root, dataset, task, None, stamp)
+        fields = [f.name for f in get_task(task).fields if f.name in inputs.judgments.columns]
+        rows = inputs.judgments.filter(pl.col("business_id") == business_id)
+        for row in rows.iter_rows(named=True):
+            if row.get("parse_error"):
+                continue
+            out.setdefault(int(row["idx"]), []).append({"task": task, **{f: str(row[f]) for f in fields}})
+    return out
+
+
+def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[int, list[dict[str, str]]]:
+    """idx -> the GT judge's judgment of each task (overrides applied) for one restaurant's reviews."""
+    from core.tasks import task_ids
+
+    stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids()
+                   if ws.judgments_dir(dataset, task).exists())
+    return _restaurant_judgments(str(ws.root), dataset, business_id, stamps)
