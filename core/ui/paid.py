@@ -27,7 +27,7 @@ def paid_refusal(ws: Workspace) -> str | None:
     """None when this session may start a paid action, else why not (one line for the page)."""
     if not auth_configured():
         return None
-    if not st.user.is_logged_in:
+    if not st.user.get("is_logged_in", False):
         return "Sign in as an admin to run a paid judge (sign-in is configured for this workbench)."
     email = str(st.user.get("email") or "").strip().lower()
     if email in admin_codes():
