@@ -105,7 +105,7 @@ def _long_distribution(dist: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col("verdict").replace_strict(short))
 
 
-def distribution_chart(dist: pl.DataFrame) -> alt.Chart:
+def distribution_chart(dist: pl.DataFrame) -> alt.TopLevelMixin:
     """Low / High / Critical counts per K as grouped bars (√ scale so 2 of 100 stays visible), each
     bar labelled with its count."""
     data = _long_distribution(dist)
@@ -123,7 +123,7 @@ def distribution_chart(dist: pl.DataFrame) -> alt.Chart:
 
 
 def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: str | None = None,
-                       verdicts: Sequence[str] = VERDICTS) -> alt.Chart:
+                       verdicts: Sequence[str] = VERDICTS) -> alt.TopLevelMixin:
     """Restaurant × K heat map coloured by verdict with the score written in each cell and shown
     on hover. ``names`` gives the row order; clicking a cell selects it (selection ``cell``).
 

@@ -139,9 +139,9 @@ def openai_preflight(ws: Workspace, dataset: str, task: str, *, progress: Progre
     stats = index_stats(ws, dataset)
     if not (stats and stats.get("current") and task in stats.get("tasks", {})):
         build_index(ws, dataset, progress=progress or no_progress)
-    judge = make_judge("openai", spec)
+    judge: Any = make_judge("openai", spec)  # an OpenAIJudge: it has messages() and model
     plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
-    chars = sum(len(m["content"]) for row in plan.rows for m in judge.messages(row))
+    chars = sum(len(str(m["content"])) for row in plan.rows for m in judge.messages(row))
     prompt_tokens = -(-chars // CHARS_PER_TOKEN)
     completion_tokens = COMPLETION_TOKENS_PER_REVIEW * len(plan.rows)
     return {"model": judge.model, "to_judge": len(plan.rows), "already_judged": plan.already_judged,

@@ -256,9 +256,9 @@ def review_cards(root: TraceNode, *, primitive: str | None = None, include_neutr
     cards: dict[int, dict[str, Any]] = {}
     for _, node in root.walk():
         for c in node.reviews:
-            card = cards.setdefault(c.idx, {"c": c, "contributions": []})
-            card["contributions"].append((node.name, c.amount, c.explanation))
-    out = []
+            entry = cards.setdefault(c.idx, {"c": c, "contributions": []})
+            entry["contributions"].append((node.name, c.amount, c.explanation))
+    out: list[ReviewCard] = []
     for idx in sorted(cards):
         c, contributions = cards[idx]["c"], tuple(cards[idx]["contributions"])
         card = ReviewCard(c.idx, c.review_id, c.date, c.stars, c.useful, dict(c.fields), c.excerpt, c.text,

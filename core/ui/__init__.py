@@ -105,5 +105,8 @@ def page_progress(label: str) -> tuple[Progress, Callable[[], None]]:
         frac = min(1.0, done / total) if total else 0.0
         bar.progress(frac, text=f"{label} — {done:,}/{total:,} {message}".strip())
 
-    return update, bar.empty
+    def done() -> None:
+        bar.empty()
+
+    return update, done
 

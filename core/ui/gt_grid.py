@@ -5,6 +5,8 @@ restaurant's panel and every primitive at one K. A selection made anywhere here 
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import streamlit as st
 
@@ -134,7 +136,7 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
         gt_views.trace_url(dataset, choice.task, choice.definition, k_at, b, judge_param)
         for b in table["business_id"].to_list()]))
     st.session_state[K_TABLE_IDS] = table["business_id"].to_list()
-    config = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),
+    config: dict[str, Any] = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),
               "score": st.column_config.NumberColumn(format="%.2f"),
               "name": st.column_config.TextColumn("restaurant", pinned=True)}
     for column, dtype in table.schema.items():
@@ -143,7 +145,7 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
                               if dtype == pl.Float64 else gt_views.label(column))
     st.dataframe(table.drop("business_id"), hide_index=True, width="stretch", height=360, key=K_TABLE,
                  on_select=_on_table_select, selection_mode="single-row", column_config=config)
-    chosen = st.session_state.get(K_REST)
+    chosen = str(st.session_state.get(K_REST) or "")
     names = gt_views.display_names(frame)
     st.caption(safe("Selected: {name} (shown in the panel above and outlined in the grid). Select a row to pick "
                     "another restaurant; 'open trace' opens its trace in a new tab.", name=names.get(chosen, "")))

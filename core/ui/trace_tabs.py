@@ -157,8 +157,11 @@ def whatif_tab(t: Trace) -> None:
     v1.selectbox("Saved variants", [v.name for v in saved], key=K_VARIANT, persist_state="session", index=None,
                  placeholder="none saved yet" if not saved else "pick a variant to load")
     v2.button("Load", key="trace.whatif_load", on_click=_load_variant, disabled=not saved)
-    v3.button("Reset", key="trace.whatif_reset", on_click=lambda: [st.session_state.__setitem__(
-        prefix + s.key, int(s.value) if s.is_int else float(s.value)) for s in specs])
+    def _reset() -> None:
+        for s in specs:
+            st.session_state[prefix + s.key] = int(s.value) if s.is_int else float(s.value)
+
+    v3.button("Reset", key="trace.whatif_reset", on_click=_reset)
     inputs_col, result_col = st.columns([2, 3], gap="large")
     with inputs_col:
         for group in variants.GROUPS:

@@ -15,7 +15,7 @@ import pytest
 from core.variants import constants_sha256, load_variant, save_variant
 from core.workspace import Workspace
 from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _gt, _trace
-from tests.core.test_gt_views import DATASET, FLIP, MILD, build_gt_workspace
+from tests.core.test_gt_views import FLIP, MILD, build_gt_workspace
 
 EIGHT_KS = ["25", "50", "75", "80", "100", "150", "200", "all"]
 
