@@ -21,23 +21,27 @@ if not dataset:
 choice = gt_page.controls(ws, dataset, task_ids())
 st.caption(gt_page.describe(ws, choice.definition))
 status = choice.status
+frame, problem = None, None
+if status.ready:
+    try:
+        frame = cache.gt_frame(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
+    except (WorkbenchError, ValueError) as exc:
+        problem = str(exc)
+    else:
+        gt_page.coverage_warning(frame)  # above the tabs: it concerns every one of them
 tab_rest, tab_dist, tab_judging, tab_export = st.tabs(
     ["Restaurant × K", "Verdicts by K", "Judging", "Export"], default="Restaurant × K" if status.ready else "Judging")
 with tab_judging:
     gt_page.judging_section(ws, dataset, choice)
-if not status.ready:
+if frame is None:
     with tab_rest:
-        st.info("No judgments for this dataset and task yet: run the judge in the Judging tab, `python -m core judge`, "
-                "or import judgments (`python -m core judgments import`).")
-    st.stop()
-
-try:
-    frame = cache.gt_frame(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
-except (WorkbenchError, ValueError) as exc:
-    st.error(str(exc))
+        if problem:
+            st.error(problem)
+        else:
+            st.info("No judgments for this dataset and task yet: run the judge in the Judging tab, `python -m core "
+                    "judge`, or import judgments (`python -m core judgments import`).")
     st.stop()
 key = (cache.frame_key(ws, dataset, choice.task), choice.judge, choice.definition, tuple(choice.ks))  # of every chart
-gt_page.coverage_warning(frame)
 
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge)

@@ -44,12 +44,13 @@ class Choice:
 
 def _drop_bad_ks() -> None:
     """Drop K chips that are not a valid K before the widget is drawn; remember them for a warning."""
-    ks, bad = gt_views.split_ks(st.session_state.get(K_KS) or [])
+    chips = list(st.session_state.get(K_KS) or [])
+    ks, bad = gt_views.split_ks(chips)
     if bad:
-        st.session_state[K_KS] = [k for k in st.session_state[K_KS] if str(k) not in bad]
         st.session_state[K_KS_DROPPED] = bad
-    if not ks:
-        st.session_state[K_KS] = list(DEFAULT_KS)
+    ordered = [k_label(k) for k in ks] or list(DEFAULT_KS)  # chips read in K order, all last
+    if ordered != [str(c) for c in chips]:
+        st.session_state[K_KS] = ordered
 
 
 def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
