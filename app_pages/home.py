@@ -33,7 +33,8 @@ for col, spec in zip(cols, ui.PAGES, strict=True):
 st.subheader("Datasets")
 if summary.datasets.height:
     st.dataframe(summary.datasets, hide_index=True, width="stretch",
-                 column_config={"n_restaurants": "restaurants", "n_reviews": "reviews",
+                 column_config={"n_restaurants": st.column_config.NumberColumn("restaurants", format="localized"),
+                                "n_reviews": st.column_config.NumberColumn("reviews", format="localized"),
                                 "first_date": "oldest review", "last_date": "newest review"})
 else:
     st.info("No dataset yet: `python -m core datasets import PATH --name NAME`.")

@@ -62,7 +62,7 @@ def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
         dist = f.get("verdict_distribution") or {}
         rows.append({"file": f["name"], "layout": f["layout"], "definition": f["definition"],
                      "K": "all" if f["k"] is None else str(f["k"]), "restaurants": f["n_restaurants"],
-                     "Low / High / Critical": " / ".join(str(dist.get(v, 0)) for v in
+                     "Low Risk / High Risk / Critical Risk": " / ".join(str(dist.get(v, 0)) for v in
                                                          ("Low Risk", "High Risk", "Critical Risk")),
                      "imported": "yes" if f["imported"] else ""})
     return pl.DataFrame(rows)

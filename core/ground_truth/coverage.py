@@ -42,17 +42,27 @@ def short_counts(frame: pl.DataFrame) -> dict[int | None, int]:
 def short_message(counts: Mapping[int | None, int], total: int | None = None) -> str | None:
     """The one-line warning when some restaurant has fewer reviews than K (None when none has).
 
+    K values with the same count share a clause.
+
     >>> short_message({25: 0, 200: 3}, total=10)
     '3 of 10 restaurants have fewer than K=200 reviews: their GT at that K uses the reviews they have (marked * in the grid).'
-    >>> short_message({100: 1, 200: 4}) is not None, short_message({25: 0}) is None
-    (True, True)
+    >>> short_message({100: 3, 150: 3, 200: 4}, total=4)
+    '3 of 4 restaurants have fewer than K=100 or 150 reviews; 4 of 4 restaurants have fewer than K=200 reviews: their GT at those K uses the reviews they have (marked * in the grid).'
+    >>> short_message({25: 0}) is None
+    True
     """
     short = {k: n for k, n in counts.items() if k is not None and n}
     if not short:
         return None
     of = f" of {total:,}" if total is not None else ""
-    parts = [f"{n:,}{of} restaurant{'s' if n != 1 else ''} {'have' if n != 1 else 'has'} fewer than K={k} reviews"
-             for k, n in short.items()]
+    groups: dict[int, list[int]] = {}
+    for k, n in short.items():
+        groups.setdefault(n, []).append(k)
+    parts = []
+    for n, ks in groups.items():
+        kinds = ", ".join(str(k) for k in ks[:-1]) + (" or " if len(ks) > 1 else "") + str(ks[-1])
+        parts.append(f"{n:,}{of} restaurant{'s' if n != 1 else ''} {'have' if n != 1 else 'has'} fewer than "
+                     f"K={kinds} reviews")
     where = "that K" if len(short) == 1 else "those K"
     return "; ".join(parts) + f": their GT at {where} uses the reviews they have (marked * in the grid)."
 

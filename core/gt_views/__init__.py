@@ -46,7 +46,6 @@ from core.gt_views.loaders import (
 )
 from core.gt_views.status import JudgingStatus, judging_status, openai_preflight, run_index_and_judge
 from core.gt_views.trace_view import (
-    VERDICT_COLORS,
     ReviewCard,
     TraceRow,
     changes_frame,
@@ -68,7 +67,7 @@ from core.gt_views.trace_view import (
 )
 
 __all__ = [
-    "SORTS", "VERDICT_COLORS", "GTInputs", "JudgingStatus", "ReviewCard", "TraceRow", "changes_frame", "column_of",
+    "SORTS", "GTInputs", "JudgingStatus", "ReviewCard", "TraceRow", "changes_frame", "column_of",
     "compare_distributions", "compute_frame", "data_stamp", "definitions", "describe", "display_names", "distribution_table",
     "excerpt_found", "export_document", "flat_values", "flips", "fmt_value", "grid_long", "highlight_html",
     "highlight_segments", "highlight_spans", "judging_status", "k_order", "kchange_frames", "label", "load_inputs",

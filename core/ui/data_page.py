@@ -22,7 +22,7 @@ JUDGMENT_BADGE = {"severe": "red", "moderate": "orange", "mild": "blue", "positi
 
 def pager(key: str, page: browse.Page, label: str) -> None:
     """Previous / "label a–b of n" / Next for a paged list kept in ``st.session_state[key]``."""
-    left, mid, right = st.columns([1, 2, 1])
+    left, mid, right = st.columns([1, 2, 1], vertical_alignment="center")
     left.button("← Previous", key=f"{key}.prev", disabled=page.page <= 0,
                 on_click=lambda: st.session_state.__setitem__(key, page.page - 1))
     mid.caption(f"{label} {page.page * page.page_size + 1 if page.total else 0:,}–"

@@ -119,7 +119,7 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
         series, gt_views.thresholds(chosen.definition, chosen.constants))), key="gt.score_chart", width="stretch")
     judge_param = None if choice.judge == choice.status.gt_judge else choice.judge
     st.markdown("**Open the trace**: every number of this restaurant back to its reviews")
-    link_cols = st.columns(min(4, series.height))
+    link_cols = st.columns(min(3, series.height))
     for i, row in enumerate(series.iter_rows(named=True)):
         link_cols[i % len(link_cols)].page_link(
             "app_pages/trace.py", icon=":material/account_tree:", label=f"K={row['k_label']} · {row['score']:.2f}",

@@ -253,7 +253,7 @@ def _override_form(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> Non
 def review_card(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> None:
     """One contributing review: header, judgment badges, contributions, text with the excerpt marked."""
     with st.container(border=True):
-        top, button = st.columns([4, 1], vertical_alignment="top")
+        top, button = st.columns([5, 2], vertical_alignment="top")
         flag = " · :violet-badge[overridden]" if card.overridden else ""
         rid = safe("  \n:gray[review {r}]", r=card.review_id) if card.review_id else ""
         top.markdown(safe("**{h}**", h=card.header()) + f"{flag}  \n{_badges(card.fields)}{rid}")
