@@ -241,8 +241,8 @@ class ReviewCard:
         return any(name not in NEUTRAL for name, _, _ in self.contributions)
 
     def header(self) -> str:
-        """"idx 39 · 2020-03-01 · ★ 5 · useful 2" (plain text)."""
-        stars = "—" if self.stars is None else fmt_value(float(self.stars))
+        """"idx 39 · 2020-03-01 · ★ 5.0 · useful 2" (plain text; stars with one decimal, as everywhere)."""
+        stars = "—" if self.stars is None else f"{float(self.stars):.1f}"
         date = (self.date or "no date")[:10]
         return f"idx {self.idx} · {date} · ★ {stars} · useful {fmt_value(self.useful)}"
 
@@ -309,7 +309,8 @@ def kchange_frames(change: KChange) -> tuple[pl.DataFrame, pl.DataFrame, int]:
         if not any(t not in NEUTRAL for t in touched):
             neutral += 1
             continue
-        fields = ", ".join(f"{k}={v}" for k, v in (r.get("fields") or {}).items() if v not in (None, "none"))
+        fields = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in (r.get("fields") or {}).items()
+                           if v not in (None, "none"))
         rows.append({"idx": r["idx"], "date": (r.get("date") or "")[:10], "stars": r.get("stars"),
                      "judgment": fields or "none", "score_effect": r.get("score_effect"),
                      "primitives": ", ".join(label(t) for t in touched)})

@@ -97,7 +97,7 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
                   "max_score": st.column_config.NumberColumn("max score", format="%.2f")}
         config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
                        for c in grid.columns if c.startswith("K")})
-        st.dataframe(grid.drop("business_id"), hide_index=True, width="stretch", key="gt.grid_table",
+        st.dataframe(grid.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
                      column_config=config)
     return selected, judge_param
 
@@ -143,7 +143,7 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
         if column not in config and column not in ("verdict", "business_id"):
             config[column] = (st.column_config.NumberColumn(gt_views.label(column), format="%.2f")
                               if dtype == pl.Float64 else gt_views.label(column))
-    st.dataframe(table.drop("business_id"), hide_index=True, width="stretch", height=360, key=K_TABLE,
+    st.dataframe(table.drop("business_id"), hide_index=True, width="stretch", placeholder="—", height=360, key=K_TABLE,
                  on_select=_on_table_select, selection_mode="single-row", column_config=config)
     chosen = str(st.session_state.get(K_REST) or "")
     names = gt_views.display_names(frame)

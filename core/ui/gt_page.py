@@ -120,7 +120,7 @@ def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
                 help="Answers outside the schema; they are stored and left out of the GT.")
     m[4].metric("Not judged yet", "—" if status.unjudged is None else f"{status.unjudged:,}")
     if status.judges:
-        st.dataframe(_judge_table(status), hide_index=True, width="stretch")
+        st.dataframe(_judge_table(status), hide_index=True, width="stretch", placeholder="—")
     if judge and status.judges and status.gt_judge is None:
         st.warning("Several judges and none chosen as the GT judge of this dataset/task.")
         if st.button(safe("Use {j} as the GT judge", j=judge), key="gt.set_judge"):
@@ -194,7 +194,7 @@ def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None) -> 
     left, right = st.columns([2, 3], gap="large")
     with left:
         dist = gt_views.distribution_table(frame)
-        st.dataframe(dist, hide_index=True, width="stretch", key="gt.dist")
+        st.dataframe(dist, hide_index=True, width="stretch", placeholder="—", key="gt.dist")
         a, b = st.columns(2)
         a.metric("Restaurants", f"{frame['business_id'].n_unique():,}")
         b.metric("Verdict changes with K", f"{gt_views.flips(frame).height:,}",

@@ -196,9 +196,9 @@ def last_change(t: Trace) -> None:
         st.markdown(":material/published_with_changes: " + safe("**{title}**", title=last["title"]))
         a, b = st.columns(2)
         a.caption(f"Values at K={t.k_text} that moved")
-        a.dataframe(gt_views.changes_frame(last["changes"]), hide_index=True, width="stretch", key="trace.last_values")
+        a.dataframe(gt_views.changes_frame(last["changes"]), hide_index=True, width="stretch", placeholder="—", key="trace.last_values")
         b.caption("Score and verdict by K")
-        b.dataframe(pl.DataFrame(last["verdicts"]), hide_index=True, width="stretch", key="trace.last_verdicts")
+        b.dataframe(pl.DataFrame(last["verdicts"]), hide_index=True, width="stretch", placeholder="—", key="trace.last_verdicts")
         st.button("Dismiss", key="trace.dismiss", on_click=lambda: st.session_state.pop(K_LAST, None))
 
 

@@ -77,13 +77,13 @@ def k_tab(t: Trace, by_k: dict, flips: list[dict]) -> None:
     moved, entering, neutral = gt_views.kchange_frames(change)
     verb = "enter" if change.direction == "enter" else "leave"
     st.caption("Primitives that move")
-    st.dataframe(moved, hide_index=True, width="stretch", key="trace.k_moved",
+    st.dataframe(moved, hide_index=True, width="stretch", placeholder="—", key="trace.k_moved",
                  column_config={"primitive": st.column_config.TextColumn(width="medium"),
                                 "before": st.column_config.TextColumn(width="medium"),
                                 "after": st.column_config.TextColumn(width="medium")})
     st.caption(f"Reviews that {verb} between the two K and move a value (score effect: the change this review "
                "alone makes on top of the smaller K)")
-    st.dataframe(entering, hide_index=True, width="stretch", key="trace.k_reviews",
+    st.dataframe(entering, hide_index=True, width="stretch", placeholder="—", key="trace.k_reviews",
                  column_config={"score_effect": st.column_config.NumberColumn("score effect", format="%+.2f",
                                                                               width="small"),
                                 "stars": st.column_config.NumberColumn(format="%.1f"),
@@ -112,7 +112,7 @@ def overrides_tab(t: Trace, trace_root: Any, by_k: dict) -> None:
         "reason": r.get("reason") or "—", "restaurant": t.names.get(r["business_id"], r["business_id"]),
         "idx": r.get("idx"), "override": _fields(r.get("corrected")), "judge said": _fields(r.get("original")),
         "override_id": r["override_id"], "reverts": r.get("reverts") or "—",
-    } for r in records]), hide_index=True, width="stretch", key="trace.ov_table")
+    } for r in records]), hide_index=True, width="stretch", placeholder="—", key="trace.ov_table")
     active = [r for r in records if r["status"] == "active" and r["business_id"] == t.business_id]
     if not active:
         return
@@ -197,12 +197,12 @@ def _whatif_result(t: Trace, base: str, values: dict[str, float]) -> None:
     st.dataframe(pl.DataFrame({"K": mine_a["k_label"], "committed": [
         f"{s:.2f} {v}" for s, v in zip(mine_a["score"], mine_a["verdict"], strict=True)], "what-if": [
         f"{s:.2f} {v}" for s, v in zip(mine_b["score"], mine_b["verdict"], strict=True)]}),
-        hide_index=True, width="stretch", key="trace.whatif_mine")
+        hide_index=True, width="stretch", placeholder="—", key="trace.whatif_mine")
     st.vega_lite_chart(cache.chart_spec(("whatif-dist", *key), lambda: charts.whatif_distribution_chart(
         gt_views.compare_distributions(frame, whatif))), key="trace.whatif_dist")
     moves = gt_views.verdict_moves(frame, whatif)
     with st.expander(f"{moves['business_id'].n_unique()} restaurant(s) change verdict at some K"):
-        st.dataframe(moves.drop("business_id"), hide_index=True, width="stretch", key="trace.whatif_moves",
+        st.dataframe(moves.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="trace.whatif_moves",
                      column_config={"name": "restaurant", "k_label": "K", "what_if": "what-if",
                                     "score_committed": st.column_config.NumberColumn("score (committed)", format="%.2f"),
                                     "score_what_if": st.column_config.NumberColumn("score (what-if)", format="%.2f")})

@@ -290,7 +290,7 @@ def test_review_cards_collect_every_contribution_of_a_review(tiny):
     texts = dict((name, text) for name, _, text in severe.contributions)
     assert texts["incident_impact"] == "severe firsthand → +15 × 0.85 recency × 1 credibility = +12.75"
     assert severe.text == SCRIPT_TEXT and severe.excerpt == SCRIPT_EXCERPT and severe.moves_score
-    assert severe.header() == "idx 30 · 2024-05-01 · ★ 4 · useful 0"
+    assert severe.header() == "idx 30 · 2024-05-01 · ★ 4.0 · useful 0"
     assert [c.idx for c in gt_views.review_cards(root, primitive="n_positive")] == [5]
     assert gt_views.primitives_with_reviews(root)[0] == "incident_impact"
 
