@@ -90,12 +90,25 @@ def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
     return with_review_counts(frame, inputs.restaurants)
 
 
+def _stamp_of_name(ws: Workspace, name: str) -> tuple:
+    """The variants stamp for a saved variant's name; () for a committed formula or policy, so that
+    saving a variant never invalidates what does not depend on it."""
+    from core.errors import UnknownNameError
+    from core.ground_truth import get_definition
+
+    try:
+        get_definition(name)
+    except UnknownNameError:
+        return variants_stamp(ws)
+    return ()
+
+
 def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
              ks: Sequence[int | None], changes: Mapping[str, float] | None = None) -> pl.DataFrame:
     """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
     with each restaurant's stored review count and ``short_of_k``."""
     return _frame(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), definition,
-                  tuple(ks), tuple(sorted((changes or {}).items())), variants_stamp(ws))
+                  tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -122,7 +135,7 @@ def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id
           k: int | None) -> TraceNode:
     """One restaurant's trace tree at one K."""
     return _trace(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
-                  definition, k, variants_stamp(ws))
+                  definition, k, _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -138,7 +151,7 @@ def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_
             k_from: int | None, k_to: int | None) -> KChange:
     """Why one restaurant's GT changes between two K."""
     return _kchange(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
-                    definition, k_from, k_to, variants_stamp(ws))
+                    definition, k_from, k_to, _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
