@@ -59,7 +59,7 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
         st.session_state[K_TASK] = tasks[0]
     st.session_state.setdefault(K_KS, list(DEFAULT_KS))
     _drop_bad_ks()
-    c_task, c_def, c_ks, c_judge = st.columns([1, 2, 4, 2])
+    c_task, c_def, c_ks, c_judge = st.columns([1, 2, 5, 2])
     task = c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")
     defs = cache.definitions(ws, task)
     if st.session_state.get(K_DEF) not in defs:
