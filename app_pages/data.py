@@ -57,13 +57,13 @@ with list_col:
     rpage = browse.list_restaurants(db, dataset, rfilter, page=st.session_state[K_RPAGE],
                                     page_size=RESTAURANT_PAGE_SIZE)
     event = st.dataframe(
-        rpage.rows.select("name", "stars", "n_reviews", "city", "categories"),
+        rpage.rows.select("name", "stars", "n_reviews", "city"),  # categories: in the header and the filter
         key="data.restaurant_table", on_select="rerun", selection_mode="single-row", hide_index=True,
         width="stretch", height=420, placeholder="—",
         column_config={"name": st.column_config.TextColumn("restaurant", pinned=True),
                        "stars": st.column_config.NumberColumn(format="%.1f ★", width="small"),
                        "n_reviews": st.column_config.NumberColumn("reviews", width="small"),
-                       "city": st.column_config.TextColumn(width="small")},
+                       "city": st.column_config.TextColumn(width="medium")},
     )
     if event.selection.rows:
         chosen = rpage.rows["business_id"][event.selection.rows[0]]

@@ -216,7 +216,8 @@ def recompute_after_write(t: Trace, title: str, before_root: Any, before_k: dict
 
 
 def _badges(fields: dict) -> str:
-    return " ".join(f":{BADGE.get(str(v), 'violet')}-badge[{safe('{f} {v}', f=k, v=v)}]" for k, v in fields.items())
+    return " ".join(f":{BADGE.get(str(v), 'violet')}-badge[{safe('{f}: {v}', f=k.replace('_', ' '), v=v)}]"
+                    for k, v in fields.items())
 
 
 def _override_form(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> None:
