@@ -150,6 +150,25 @@ def test_paid_judge_shows_the_preflight_cost_and_waits_for_confirmation(app_fact
     assert "Confirm a paid run" not in "\n".join(m.value for m in at.markdown)
 
 
+def test_confirmed_paid_run_judges_through_the_local_endpoint(app_factory, workspace, monkeypatch):
+    from tests.core.conftest import build_judging_dataset
+    from tests.llm_server import LLMServer, heuristic_responder
+
+    build_judging_dataset(workspace, "d", restaurants=2)  # 12 keyword-matched reviews
+    with LLMServer(heuristic_responder) as server:
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("WORKBENCH_JUDGE_MODEL", "gpt-4o-mini")
+        at = _gt(app_factory, workspace.root)
+        at.toggle(key="gt.use_openai").set_value(True).run()
+        at.button(key="gt.run").click().run()
+        assert sum(server.requests_by_key.values()) == 0  # the pre-flight sends nothing
+        at.button(key="gt.run_confirm").click().run()
+        assert not at.exception, at.exception
+        assert any("gpt-4o-mini: judged 12 reviews" in s.value for s in at.success)
+        assert sum(server.requests_by_key.values()) == 12
+
+
 INJECTIONS = {
     "dataset": "[Session expired, log in again](https://evil.example/login)",
     "business_id": "![pixel](https://evil.example/p.png)",
@@ -178,3 +197,14 @@ def test_why_k_tables_show_after_and_score_effect_whole(app_factory, tiny_root):
     config = frames[0].proto.columns
     assert "score effect" in config and "width" in config  # labelled and sized, not cut off
     assert not any(re.search(r"\bNone\b", str(v)) for v in moved.astype(str).values.ravel())
+
+
+def test_trace_of_a_saved_variant(app_factory, tiny_root):
+    save_variant(Workspace(tiny_root), "lenient", "v1", {"CRITICAL_THRESHOLD": 20.0})
+    at = _trace(app_factory, tiny_root, business_id=FLIP, formula="lenient")
+    assert at.selectbox(key="trace.definition").value == "lenient" and at.query_params["formula"] == "lenient"
+    assert "High Risk] **14.99** at K=50" in "\n".join(m.value for m in at.markdown)
+    assert "Critical Risk (≥ 20)" in at.get("html")[0].proto.body  # the tree shows the variant's threshold
+    at.session_state["trace.tab"] = "What-if"
+    at.run()
+    assert at.number_input(key="trace.whatif.v1.CRITICAL_THRESHOLD").value == 20.0  # starts from the variant
