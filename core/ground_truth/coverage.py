@@ -39,15 +39,16 @@ def short_counts(frame: pl.DataFrame) -> dict[int | None, int]:
     return dict(zip(rows["k"].to_list(), rows["n"].to_list(), strict=True))
 
 
-def short_message(counts: Mapping[int | None, int], total: int | None = None) -> str | None:
+def short_message(counts: Mapping[int | None, int], total: int | None = None, *, note: str = "") -> str | None:
     """The one-line warning when some restaurant has fewer reviews than K (None when none has).
 
-    K values with the same count share a clause.
+    K values with the same count share a clause; ``note`` is appended (the page says where the
+    restaurants are marked).
 
     >>> short_message({25: 0, 200: 3}, total=10)
-    '3 of 10 restaurants have fewer than K=200 reviews: their GT at that K uses the reviews they have (marked * in the grid).'
+    '3 of 10 restaurants have fewer than K=200 reviews: their GT at that K uses the reviews they have.'
     >>> short_message({100: 3, 150: 3, 200: 4}, total=4)
-    '3 of 4 restaurants have fewer than K=100 or 150 reviews; 4 of 4 restaurants have fewer than K=200 reviews: their GT at those K uses the reviews they have (marked * in the grid).'
+    '3 of 4 restaurants have fewer than K=100 or 150 reviews; 4 of 4 restaurants have fewer than K=200 reviews: their GT at those K uses the reviews they have.'
     >>> short_message({25: 0}) is None
     True
     """
@@ -64,7 +65,7 @@ def short_message(counts: Mapping[int | None, int], total: int | None = None) ->
         parts.append(f"{n:,}{of} restaurant{'s' if n != 1 else ''} {'have' if n != 1 else 'has'} fewer than "
                      f"K={kinds} reviews")
     where = "that K" if len(short) == 1 else "those K"
-    return "; ".join(parts) + f": their GT at {where} uses the reviews they have (marked * in the grid)."
+    return "; ".join(parts) + f": their GT at {where} uses the reviews they have{note}."
 
 
 def reviews_used(frame: pl.DataFrame) -> pl.Expr:

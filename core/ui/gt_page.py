@@ -184,7 +184,7 @@ def _run(ws: Workspace, dataset: str, task: str, *, use_openai: bool) -> None:
 
 def coverage_warning(frame: pl.DataFrame) -> None:
     """The warning when some restaurant has fewer reviews than a chosen K."""
-    message = short_message(short_counts(frame), total=frame["business_id"].n_unique())
+    message = short_message(short_counts(frame), total=frame["business_id"].n_unique(), note=" (marked * in the grid)")
     if message:
         st.warning(message, icon=":material/warning:")
 
