@@ -7,6 +7,10 @@ from datetime import date
 import streamlit as st
 
 from core import browse, ui
+from core.errors import WorkbenchError
+from core.tasks import get_task, task_ids
+from core.ui import cache, data_page
+from core.ui.text import show
 
 K_NAME, K_CAT, K_STARS, K_RPAGE = "data.name", "data.category", "data.stars", "data.restaurant_page"
 K_SELECTED, K_TEXT, K_RSTARS, K_DATES, K_VPAGE = (
@@ -18,7 +22,8 @@ ws = ui.current_workspace()
 db = ui.database(ws)
 dataset = ui.current_dataset(ws)
 
-st.title("Data")
+ui.page_header("Data", "Restaurants and their reviews as stored, newest review first (idx 0). Search hits are "
+                       "marked yellow, task keywords blue; each review links to its trace.")
 if not dataset:
     st.info("No dataset in this workspace. Import one with `python -m core datasets import PATH --name NAME`.")
     st.stop()
@@ -37,36 +42,28 @@ def _reset_review_page() -> None:
     st.session_state[K_VPAGE] = 0
 
 
-def _pager(key: str, page: browse.Page, label: str) -> None:
-    left, mid, right = st.columns([1, 2, 1])
-    left.button("← Previous", key=f"{key}.prev", disabled=page.page <= 0,
-                on_click=lambda: st.session_state.__setitem__(key, page.page - 1))
-    mid.caption(f"{label} {page.page * page.page_size + 1 if page.total else 0:,}–"
-                f"{min(page.total, (page.page + 1) * page.page_size):,} of {page.total:,} "
-                f"(page {page.page + 1} of {page.n_pages})")
-    right.button("Next →", key=f"{key}.next", disabled=page.page + 1 >= page.n_pages,
-                 on_click=lambda: st.session_state.__setitem__(key, page.page + 1))
-
-
-list_col, detail_col = st.columns([2, 3], gap="large")
+list_col, detail_col = st.columns([5, 6], gap="large")
 
 with list_col:
-    st.subheader(f"Restaurants of `{dataset}`")
+    show(st.subheader, "Restaurants of {d}", d=dataset)
     c1, c2 = st.columns(2)
     c1.text_input("Search by name", key=K_NAME, on_change=_reset_restaurant_page, placeholder="e.g. pho")
     c2.selectbox("Category", [""] + browse.categories(db, dataset), key=K_CAT, on_change=_reset_restaurant_page,
                  format_func=lambda c: c or "All categories")
-    st.slider("Restaurant stars", 0.0, 5.0, (0.0, 5.0), step=0.5, key=K_STARS, on_change=_reset_restaurant_page)
+    st.slider("Restaurant stars", 0.0, 5.0, (0.0, 5.0), step=0.5, key=K_STARS, on_change=_reset_restaurant_page,
+              help="The full range also lists restaurants without stars.")
     lo, hi = st.session_state[K_STARS]
     rfilter = browse.RestaurantFilter(st.session_state[K_NAME], st.session_state[K_CAT], lo, hi)
     rpage = browse.list_restaurants(db, dataset, rfilter, page=st.session_state[K_RPAGE],
                                     page_size=RESTAURANT_PAGE_SIZE)
     event = st.dataframe(
-        rpage.rows.select("name", "categories", "stars", "n_reviews", "city", "business_id"),
+        rpage.rows.select("name", "stars", "n_reviews", "city"),  # categories: in the header and the filter
         key="data.restaurant_table", on_select="rerun", selection_mode="single-row", hide_index=True,
-        width="stretch", height=420,
-        column_config={"stars": st.column_config.NumberColumn(format="%.1f ★"),
-                       "n_reviews": st.column_config.NumberColumn("reviews")},
+        width="stretch", height=420, placeholder="—",
+        column_config={"name": st.column_config.TextColumn("restaurant", pinned=True),
+                       "stars": st.column_config.NumberColumn(format="%.1f ★", width="small"),
+                       "n_reviews": st.column_config.NumberColumn("reviews", width="small"),
+                       "city": st.column_config.TextColumn(width="medium")},
     )
     if event.selection.rows:
         chosen = rpage.rows["business_id"][event.selection.rows[0]]
@@ -74,7 +71,7 @@ with list_col:
             st.session_state[K_SELECTED] = chosen
             st.session_state[K_VPAGE] = 0
             st.query_params["business_id"] = chosen
-    _pager(K_RPAGE, rpage, "Restaurants")
+    data_page.pager(K_RPAGE, rpage, "Restaurants")
 
 with detail_col:
     business_id = st.session_state.get(K_SELECTED)
@@ -84,9 +81,7 @@ with detail_col:
     if info is None:
         st.info("No restaurant matches these filters.")
         st.stop()
-    st.subheader(info["name"])
-    st.caption(f"{info.get('categories') or ''} · {info.get('city') or ''} · ★ {info.get('stars')} · "
-               f"{info.get('n_reviews')} reviews stored · id `{info['business_id']}`")
+    data_page.restaurant_header(info)
     f1, f2, f3 = st.columns([2, 2, 2])
     f1.text_input("Search review text", key=K_TEXT, on_change=_reset_review_page)
     f2.multiselect("Review stars", [1.0, 2.0, 3.0, 4.0, 5.0], key=K_RSTARS, on_change=_reset_review_page)
@@ -98,9 +93,14 @@ with detail_col:
     vfilter = browse.ReviewFilter(st.session_state[K_TEXT], tuple(st.session_state[K_RSTARS]), date_from, date_to)
     vpage = browse.restaurant_reviews(db, dataset, info["business_id"], vfilter,
                                       page=st.session_state[K_VPAGE], page_size=REVIEW_PAGE_SIZE)
-    _pager(K_VPAGE, vpage, "Reviews")
+    data_page.pager(K_VPAGE, vpage, "Reviews")
+    try:
+        judged = cache.restaurant_judgments(ws, dataset, info["business_id"])
+    except WorkbenchError as exc:
+        show(st.warning, "Judgments not shown: {why}", why=str(exc))
+        judged = {}
+    keywords = [kw for task in task_ids() for kw in get_task(task).keywords]
     for review in vpage.rows.iter_rows(named=True):
-        with st.container(border=True):
-            st.caption(f"idx {review['idx']} · {review['date']} · {'★' * int(review['stars'] or 0)} "
-                       f"({review['stars']}) · useful {review['useful']} · `{review['review_id']}`")
-            st.text(review["text"] if review["text"] is not None else "(no text stored for this review)")
+        data_page.review_card(review, dataset=dataset, business_id=info["business_id"],
+                              search=st.session_state[K_TEXT] or "", keywords=keywords,
+                              judged=judged.get(int(review["idx"]), []))

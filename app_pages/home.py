@@ -5,14 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from core import overview, ui
+from core.ui.text import show
 
 ws = ui.current_workspace()
-st.title("Scale Workbench")
-st.caption(
-    "See how benchmark ground truth is made, trace every aggregate back to the reviews and judgments "
-    "behind it, and collect human labels. Workspace: "
-    f"`{ws.root}`"
-)
+ui.page_header("Scale Workbench", "See how benchmark ground truth is made, trace every aggregate back to the reviews "
+                                  "and judgments behind it, and collect human labels.")
+show(st.caption, "Workspace: {root}", root=ws.root)
 
 if not ws.exists():
     st.warning("No dataset in this folder yet. Import one with `workbench datasets import PATH --name NAME` "
@@ -22,29 +20,28 @@ if not ws.exists():
 
 summary = overview.workspace_overview(ws, ui.database(ws))
 
-metrics = st.columns(len(summary.headline))
-for col, (label, value) in zip(metrics, summary.headline.items(), strict=True):
+metrics = st.columns(len(summary.headline) + 3)
+for col, (label, value) in zip(metrics, summary.headline.items(), strict=False):
     col.metric(label, value)
 
-left, right = st.columns([3, 2], gap="large")
-with left:
-    st.subheader("Datasets")
-    if summary.datasets.height:
-        st.dataframe(summary.datasets, hide_index=True, width="stretch",
-                     column_config={"n_restaurants": "restaurants", "n_reviews": "reviews",
-                                    "first_date": "oldest review", "last_date": "newest review"})
-    else:
-        st.info("No dataset yet: `python -m core datasets import PATH --name NAME`.")
-    for title, frame, empty in summary.sections:
-        st.subheader(title)
-        if frame is not None and frame.height:
-            st.dataframe(frame, hide_index=True, width="stretch")
-        else:
-            st.caption(empty)
+st.subheader("Pages")
+cols = st.columns(len(ui.PAGES))
+for col, spec in zip(cols, ui.PAGES, strict=True):
+    with col.container(border=True, height="stretch"):
+        st.page_link(spec.path, label=spec.title, icon=spec.icon)
+        st.caption(spec.description)
 
-with right:
-    st.subheader("Pages")
-    for spec in ui.PAGES:
-        with st.container(border=True):
-            st.page_link(spec.path, label=spec.title, icon=spec.icon)
-            st.caption(spec.description)
+st.subheader("Datasets")
+if summary.datasets.height:
+    st.dataframe(summary.datasets, hide_index=True, width="stretch",
+                 column_config={"n_restaurants": st.column_config.NumberColumn("restaurants", format="localized"),
+                                "n_reviews": st.column_config.NumberColumn("reviews", format="localized"),
+                                "first_date": "oldest review", "last_date": "newest review"})
+else:
+    st.info("No dataset yet: `python -m core datasets import PATH --name NAME`.")
+for title, frame, empty in summary.sections:
+    st.subheader(title)
+    if frame is not None and frame.height:
+        st.dataframe(frame, hide_index=True, width="stretch", placeholder="—")
+    else:
+        st.caption(empty)

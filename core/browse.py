@@ -53,8 +53,11 @@ def _like(text: str) -> str:
 
 
 def _restaurant_where(f: RestaurantFilter) -> tuple[str, dict]:
-    clauses = ["dataset = $dataset", "stars BETWEEN $min_stars AND $max_stars"]
-    params: dict = {"min_stars": f.min_stars, "max_stars": f.max_stars}
+    clauses = ["dataset = $dataset"]
+    params: dict = {}
+    if (f.min_stars, f.max_stars) != (0.0, 5.0):  # the full range is no filter: restaurants without stars stay
+        clauses.append("stars BETWEEN $min_stars AND $max_stars")
+        params.update(min_stars=f.min_stars, max_stars=f.max_stars)
     if f.name.strip():
         clauses.append("name ILIKE $name ESCAPE '\\'")
         params["name"] = _like(f.name.strip())

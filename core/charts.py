@@ -13,10 +13,83 @@ import polars as pl
 
 from core.ground_truth import VERDICTS
 
-VERDICT_HEX = {"Low Risk": "#2f9e44", "High Risk": "#f08c00", "Critical Risk": "#e03131"}
+# Colour-blind-safe ordinal ramp (no red/green pair): blue -> amber -> wine, differing in lightness
+# too, so the order reads in greyscale. Every verdict colour of every page comes from verdict_palette.
+_RAMP = ("#3a6fb0", "#e3a13b", "#8c1d5a")
+# Streamlit's named badge colours (markdown badges take names, not hex); green is left out on purpose.
+_BADGE_RGB = {"blue": (28, 131, 225), "violet": (128, 61, 245), "orange": (255, 140, 0), "red": (255, 43, 43)}
 VERSION_HEX = {"committed": "#868e96", "what-if": "#3b5bdb"}
-VERDICT_SCALE = alt.Scale(domain=list(VERDICTS), range=[VERDICT_HEX[v] for v in VERDICTS])
 SELECTION = "cell"  # name of the heat map's point selection (business_id, k_label)
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    h = hex_colour.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+def _mix(a: str, b: str, t: float) -> str:
+    ra, rb = _rgb(a), _rgb(b)
+    return "#" + "".join(f"{round(x + (y - x) * t):02x}" for x, y in zip(ra, rb, strict=True))
+
+
+def verdict_palette(verdicts: Sequence[str]) -> dict[str, str]:
+    """Ordinal, colour-blind-safe colours for an ordered verdict scale (mildest first).
+
+    Any number of verdicts: the colours are spread evenly along a blue → amber → wine ramp, so
+    the order shows in hue and in lightness and no red/green pair appears. Pages label every
+    colour with its verdict as well.
+
+    >>> verdict_palette(["Low Risk", "High Risk", "Critical Risk"])
+    {'Low Risk': '#3a6fb0', 'High Risk': '#e3a13b', 'Critical Risk': '#8c1d5a'}
+    >>> verdict_palette(["No", "Yes"])
+    {'No': '#3a6fb0', 'Yes': '#8c1d5a'}
+    >>> len(set(verdict_palette([str(i) for i in range(7)]).values()))
+    7
+    """
+    names = list(dict.fromkeys(verdicts))
+    if not names:
+        return {}
+    if len(names) == 1:
+        return {names[0]: _RAMP[0]}
+    out = {}
+    for i, name in enumerate(names):
+        pos = i / (len(names) - 1) * (len(_RAMP) - 1)
+        j = min(int(pos), len(_RAMP) - 2)
+        out[name] = _mix(_RAMP[j], _RAMP[j + 1], pos - j)
+    return out
+
+
+def text_colour(background: str) -> str:
+    """Black or white, whichever reads better on ``background`` (a ``#rrggbb`` colour).
+
+    >>> text_colour("#e3a13b"), text_colour("#8c1d5a")
+    ('#1f1f1f', '#ffffff')
+    """
+    r, g, b = _rgb(background)
+    return "#1f1f1f" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
+
+
+def verdict_badges(verdicts: Sequence[str]) -> dict[str, str]:
+    """Streamlit badge colour names (``:blue-badge[…]``) nearest to :func:`verdict_palette`, never green.
+
+    >>> verdict_badges(["Low Risk", "High Risk", "Critical Risk"])
+    {'Low Risk': 'blue', 'High Risk': 'orange', 'Critical Risk': 'red'}
+    """
+    def nearest(hex_colour: str) -> str:
+        r, g, b = _rgb(hex_colour)
+        return min(_BADGE_RGB, key=lambda n: sum((x - y) ** 2 for x, y in zip(_BADGE_RGB[n], (r, g, b), strict=True)))
+
+    return {v: nearest(c) for v, c in verdict_palette(verdicts).items()}
+
+
+def verdict_scale(verdicts: Sequence[str] = VERDICTS) -> alt.Scale:
+    """The Altair colour scale of an ordered verdict list (from :func:`verdict_palette`)."""
+    palette = verdict_palette(verdicts)
+    return alt.Scale(domain=list(palette), range=list(palette.values()))
+
+
+VERDICT_HEX = verdict_palette(VERDICTS)
+VERDICT_SCALE = verdict_scale(VERDICTS)
 
 
 def _k_sort(labels: Sequence[str]) -> list[str]:
@@ -32,7 +105,7 @@ def _long_distribution(dist: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col("verdict").replace_strict(short))
 
 
-def distribution_chart(dist: pl.DataFrame) -> alt.Chart:
+def distribution_chart(dist: pl.DataFrame) -> alt.TopLevelMixin:
     """Low / High / Critical counts per K as grouped bars (√ scale so 2 of 100 stays visible), each
     bar labelled with its count."""
     data = _long_distribution(dist)
@@ -49,24 +122,40 @@ def distribution_chart(dist: pl.DataFrame) -> alt.Chart:
     return alt.layer(bars, labels).properties(height=260)
 
 
-def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str]) -> alt.Chart:
+def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: str | None = None,
+                       verdicts: Sequence[str] = VERDICTS) -> alt.TopLevelMixin:
     """Restaurant × K heat map coloured by verdict with the score written in each cell and shown
-    on hover. ``names`` gives the row order; clicking a cell selects it (selection ``cell``)."""
+    on hover. ``names`` gives the row order; clicking a cell selects it (selection ``cell``).
+
+    The chart takes the width of its container whatever the number of K. A ``short`` column
+    (True where the restaurant has fewer than K reviews) marks the cell with "*"; the row of
+    ``selected`` (a business_id) is outlined.
+    """
     order = _k_sort(long["k_label"].to_list())
+    palette = verdict_palette(verdicts)
+    short = pl.col("short") if "short" in long.columns else pl.lit(False)
+    data = long.with_columns(
+        (pl.col("score").round(1).cast(pl.Utf8) + pl.when(short).then(pl.lit("*")).otherwise(pl.lit(""))).alias("cell"),
+        pl.col("verdict").replace_strict({v: text_colour(c) for v, c in palette.items()}, default="#1f1f1f").alias("ink"),
+        (pl.col("business_id") == (selected or "")).alias("picked"),
+        pl.when(short).then(pl.lit("fewer reviews than K")).otherwise(pl.lit("")).alias("note"),
+    )
     pick = alt.selection_point(name=SELECTION, fields=["business_id", "k_label"], on="click", clear="dblclick")
-    base = alt.Chart(long).encode(
+    base = alt.Chart(data).encode(
         x=alt.X("k_label:N", sort=order, title="K", axis=alt.Axis(orient="top", labelAngle=0)),
         y=alt.Y("name:N", sort=list(names), title=None,
-                axis=alt.Axis(labelLimit=240, labelOverlap=False, values=list(names), labelFontSize=11)),
+                axis=alt.Axis(labelLimit=180, labelOverlap=False, values=list(names), labelFontSize=11)),
     )
-    cells = base.mark_rect(stroke="white", strokeWidth=1).encode(
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, title=None, legend=alt.Legend(orient="bottom")),
+    cells = base.mark_rect().encode(
+        color=alt.Color("verdict:N", scale=verdict_scale(verdicts), title=None, legend=alt.Legend(orient="bottom")),
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.45)),
+        stroke=alt.condition("datum.picked", alt.value("#111111"), alt.value("white")),
+        strokeWidth=alt.condition("datum.picked", alt.value(2.5), alt.value(1)),
         tooltip=["name:N", alt.Tooltip("k_label:N", title="K"), "verdict:N",
-                 alt.Tooltip("score:Q", format=".2f", title="score")],
+                 alt.Tooltip("score:Q", format=".2f", title="score"), alt.Tooltip("note:N", title=" ")],
     ).add_params(pick)
-    text = base.mark_text(fontSize=10, color="white").encode(text=alt.Text("score:Q", format=".1f"))
-    return alt.layer(cells, text).properties(height=alt.Step(21), width=alt.Step(58))
+    text = base.mark_text(fontSize=10).encode(text="cell:N", color=alt.Color("ink:N", scale=None))
+    return alt.layer(cells, text).properties(height=alt.Step(21), width="container")
 
 
 def _threshold_layers(thresholds: Sequence[tuple[str, float]], *, dash: Sequence[int] = (4, 4)) -> list[alt.Chart]:

@@ -45,7 +45,7 @@ def judging_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
                     "dataset": dataset, "task": task, "reviews": t.get("reviews"), "matched": t.get("matches"),
                     "match rate": t.get("match_rate_pct"), "judge": j.get("judge"),
                     "judged": j.get("n"), "parse errors": j.get("n_parse_errors"),
-                    "GT judge": bool(j.get("is_gt_judge")),
+                    "GT judge": "yes" if j.get("is_gt_judge") else "",
                 })
     return pl.DataFrame(rows) if rows else None
 
@@ -62,9 +62,9 @@ def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
         dist = f.get("verdict_distribution") or {}
         rows.append({"file": f["name"], "layout": f["layout"], "definition": f["definition"],
                      "K": "all" if f["k"] is None else str(f["k"]), "restaurants": f["n_restaurants"],
-                     "Low / High / Critical": " / ".join(str(dist.get(v, 0)) for v in
+                     "Low Risk / High Risk / Critical Risk": " / ".join(str(dist.get(v, 0)) for v in
                                                          ("Low Risk", "High Risk", "Critical Risk")),
-                     "imported": f["imported"]})
+                     "imported": "yes" if f["imported"] else ""})
     return pl.DataFrame(rows)
 
 

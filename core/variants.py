@@ -16,6 +16,8 @@ Saving never touches the official definition, and an existing variant is replace
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -210,6 +212,12 @@ def save_variant(
         ValueError: bad name, unknown constant, nothing changed, or the name exists (without ``replace``).
     """
     d = get_definition(definition)
+    try:
+        taken = get_definition(name)
+    except UnknownNameError:
+        taken = None
+    if taken is not None:
+        raise ValueError(f"{name!r} is the name of a committed formula or policy; choose another variant name")
     changes = changed_constants(d, values)
     if not changes:
         raise ValueError("nothing to save: every constant equals the committed definition")
@@ -263,3 +271,70 @@ def delete_variant(ws: Workspace, name: str) -> None:
     """Remove a saved variant (UnknownNameError when there is none)."""
     load_variant(ws, name)
     variant_path(ws, name).unlink()
+
+
+# -- variants as first-class definitions ---------------------------------------------------------
+@dataclass(frozen=True)
+class ResolvedDefinition:
+    """What a formula, policy or saved-variant name stands for.
+
+    ``definition`` is the formula or the (modified) policy to compute with, ``constants`` the
+    formula's constants override (None for policies and committed formulas), ``variant`` the saved
+    variant when the name is one.
+    """
+
+    name: str
+    definition: Formula | Policy
+    constants: dict[str, Any] | None
+    variant: Variant | None = None
+
+    @property
+    def base(self) -> str:
+        """The committed formula or policy the name builds on."""
+        return self.variant.definition if self.variant else self.definition.name
+
+    def provenance(self) -> dict[str, str]:
+        """``variant`` and ``variant_constants_sha256`` for a variant (stamped on frames and files)."""
+        if self.variant is None:
+            return {}
+        return {"variant": self.variant.name, "variant_constants_sha256": constants_sha256(self.variant)}
+
+
+def constants_sha256(variant: Variant) -> str:
+    """sha256 of a variant's base definition and changed constants (canonical JSON).
+
+    >>> v = Variant("lenient", "v1", "formula", {"CRITICAL_THRESHOLD": 20.0})
+    >>> constants_sha256(v)[:12]
+    '12956986bac8'
+    """
+    canonical = json.dumps({"definition": variant.definition, "changes": dict(variant.changes)}, sort_keys=True)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def resolve_definition(ws: Workspace | None, name: str) -> ResolvedDefinition:
+    """A formula or policy by name, else a variant saved in ``ws`` (UnknownNameError lists all)."""
+    try:
+        d = get_definition(name)
+    except UnknownNameError:
+        if ws is None or not variant_path(ws, name).exists():
+            from core.ground_truth import FORMULAS, POLICY_IDS
+
+            saved = [v.name for v in list_variants(ws)] if ws is not None else []
+            raise UnknownNameError("formula, policy or saved variant", name,
+                                   [*FORMULAS, *POLICY_IDS(), *saved]) from None
+        variant = load_variant(ws, name)
+        base, constants = whatif_definition(variant.definition, variant.changes)
+        return ResolvedDefinition(name, base, constants, variant)
+    return ResolvedDefinition(d.name, d, None)
+
+
+def task_variants(ws: Workspace, task: str) -> list[Variant]:
+    """Saved variants of the task's formulas and policies, by name."""
+    out = []
+    for v in list_variants(ws):
+        try:
+            if get_definition(v.definition).task == task:
+                out.append(v)
+        except UnknownNameError:
+            continue
+    return out

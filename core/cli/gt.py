@@ -6,7 +6,8 @@
     python -m core gt list
     python -m core gt trace --dataset D --task G1a --formula v1 --k 50 --restaurant "Vetri Cucina"
 
-``--formula`` takes a formula (v1, v2) or a policy id (G1_allergy_V0..V3); ``--k all`` uses every
+``--formula`` takes a formula (v1, v2), a policy id (G1_allergy_V0..V3) or a what-if variant saved on
+the Trace page (its file carries the variant name and a hash of its constants); ``--k all`` uses every
 review. Each K is written to its own file: ``gt/{dataset}/{task}/`` by default, or ``--out`` (a
 file for one K, a folder for several).
 """
@@ -25,8 +26,10 @@ from core.ground_truth import (
     normalize_ks,
     trace_gt_ws,
 )
+from core.ground_truth.coverage import short_counts, short_message
 from core.ground_truth.export import export_gt
 from core.restaurant_names import find_restaurant
+from core.variants import resolve_definition
 
 ACTIONS = ("compute", "import", "list", "trace")
 
@@ -40,7 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("file", nargs="?", help="GT file to import (gt import FILE)")
     p.add_argument("--dataset", help="dataset name")
     p.add_argument("--task", default="G1a", help="task id (default G1a)")
-    p.add_argument("--formula", default="v1", help="formula (v1, v2) or policy id (G1_allergy_V2); default v1")
+    p.add_argument("--formula", default="v1",
+                   help="formula (v1, v2), policy id (G1_allergy_V2) or a saved what-if variant; default v1")
     p.add_argument("--k", default="all", help="K, a comma list (25,50,100,200) or 'all' (default)")
     p.add_argument("--format", choices=("xnot", "addm"), help="file layout (default: xnot for formulas, addm for policies)")
     p.add_argument("--out", help="output file (one K) or folder (several K); default gt/{dataset}/{task}/")
@@ -62,16 +66,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compute(args: argparse.Namespace) -> int:
-    result = export_gt(args.workspace, args.dataset, args.task, args.formula, normalize_ks(args.k),
-                       layout=args.format, judge=args.judge, out=args.out)
+    chosen = resolve_definition(args.workspace, args.formula)
+    result = export_gt(args.workspace, args.dataset, args.task, chosen.definition, normalize_ks(args.k),
+                       layout=args.format, judge=args.judge, out=args.out, constants=chosen.constants,
+                       name=chosen.name, provenance=chosen.provenance())
     frame = result.frame
     dist = distribution_by_k(frame)
     lines = [f"GT {result.definition} of {args.dataset}/{args.task} (judgments sha256 {frame['judgments_sha256'][0][:12]}…)",
              f"{'K':>6} {'Low':>7} {'High':>7} {'Critical':>9}"]
     lines += [f"{k_label(r['k']):>6} {r['Low']:>7} {r['High']:>7} {r['Critical']:>9}" for r in dist.iter_rows(named=True)]
     lines += [f"wrote {w['path']}" for w in result.files]
+    short = short_counts(frame)
+    warning = short_message(short, total=frame["business_id"].n_unique())
+    if warning:
+        lines.append(f"warning: {warning}")
     emit(args, {"definition": result.definition, "layout": result.layout, "files": result.files,
-                "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0]}, "\n".join(lines))
+                "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0],
+                "restaurants_short_of_k": [{"k": k, "n": n} for k, n in short.items()], "warning": warning},
+         "\n".join(lines))
     return 0
 
 

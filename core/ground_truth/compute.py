@@ -35,6 +35,12 @@ if TYPE_CHECKING:
     from core.workspace import Workspace
 
 KSpec = int | None | str | Sequence[int | None | str]
+MAX_K = 1_000_000_000  # far above any restaurant's review count; keeps K inside Int64 arithmetic
+
+
+def _shown(item: Any) -> str:
+    text = repr(item)
+    return text if len(text) <= 24 else text[:20] + "…" + text[-1]
 
 
 def normalize_ks(ks: KSpec) -> list[int | None]:
@@ -44,6 +50,10 @@ def normalize_ks(ks: KSpec) -> list[int | None]:
     [25, 50, None]
     >>> normalize_ks(None)
     [None]
+    >>> normalize_ks("9" * 400)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid K '9999999999999999999…': at most 1,000,000,000 (use 'all' for every review)
     """
     if isinstance(ks, str):
         items: list[Any] = ks.split(",")
@@ -61,10 +71,12 @@ def normalize_ks(ks: KSpec) -> list[int | None]:
         else:
             try:
                 k = int(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"invalid K {item!r}: use a positive integer or 'all'") from None
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"invalid K {_shown(item)}: use a positive integer or 'all'") from None
             if k <= 0 or isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError(f"invalid K {item!r}: K must be a positive integer or 'all'")
+                raise ValueError(f"invalid K {_shown(item)}: K must be a positive integer or 'all'")
+            if k > MAX_K:
+                raise ValueError(f"invalid K {_shown(item)}: at most {MAX_K:,} (use 'all' for every review)")
         if k not in out:
             out.append(k)
     if not out:

@@ -5,13 +5,15 @@ Shared by ``python -m core gt``, the demo generator and the Ground truth page's 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from core.ground_truth.compute import compute_gt, get_definition, load_restaurants, normalize_ks
+from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import Formula
 from core.ground_truth.gt_files import (
     addm_payload,
@@ -21,6 +23,9 @@ from core.ground_truth.gt_files import (
     xnot_payload,
 )
 from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from core.ground_truth.policies import Policy
 
 
 @dataclass(frozen=True)
@@ -39,18 +44,21 @@ def default_layout(definition: str) -> str:
 
 
 def gt_frame_for_layout(
-    ws: Workspace, dataset: str, task: str, definition: str, ks: Any, *, layout: str, judge: str | None = None,
+    ws: Workspace, dataset: str, task: str, definition: str | Formula | Policy, ks: Any, *, layout: str,
+    judge: str | None = None, constants: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
-    """GT of every K; for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
+    """GT of every K with each restaurant's stored review count (``n_reviews_stored``,
+    ``short_of_k``); for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
     from core.judgments import load_judgments
 
     ks = normalize_ks(ks)
     resolved = get_definition(definition)
     judgments = load_judgments(ws, dataset, task, judge)
-    frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments)
+    frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants)
+    restaurants = load_restaurants(ws, dataset)
     if layout == "addm" and isinstance(resolved, Formula):
-        frame = with_addm_columns(frame, judgments, load_restaurants(ws, dataset), resolved.name, ks)
-    return frame
+        frame = with_addm_columns(frame, judgments, restaurants, resolved.name, ks)
+    return with_review_counts(frame, restaurants)
 
 
 def with_addm_columns(
@@ -79,17 +87,24 @@ def gt_payload(frame: pl.DataFrame, *, layout: str, task: str, k: int | None) ->
 
 
 def export_gt(
-    ws: Workspace, dataset: str, task: str, definition: str, ks: Any, *,
+    ws: Workspace, dataset: str, task: str, definition: str | Formula | Policy, ks: Any, *,
     layout: str | None = None, judge: str | None = None, out: str | Path | None = None,
+    constants: Mapping[str, Any] | None = None, name: str | None = None,
+    provenance: Mapping[str, str] | None = None,
 ) -> GTExport:
     """Compute GT for every K in ``ks`` and write one file per K.
 
     Files go to ``gt/{dataset}/{task}/`` by default; ``out`` is a file for one K, a folder for several.
+    A saved variant passes its (modified) definition, its formula ``constants``, its ``name`` (the
+    file names use it) and ``provenance`` (variant name and constants hash, written into each file).
     """
     ks = normalize_ks(ks)
-    name = get_definition(definition).name
-    layout = layout or default_layout(name)
-    frame = gt_frame_for_layout(ws, dataset, task, name, ks, layout=layout, judge=judge)
+    resolved = get_definition(definition)
+    name = name or resolved.name
+    layout = layout or default_layout(resolved.name)
+    frame = gt_frame_for_layout(ws, dataset, task, resolved, ks, layout=layout, judge=judge, constants=constants)
+    if provenance:
+        frame = frame.with_columns(pl.lit(v).alias(k) for k, v in provenance.items())
     if out and len(ks) == 1:
         targets = {ks[0]: Path(out)}
     else:

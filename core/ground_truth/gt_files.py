@@ -20,6 +20,7 @@ import polars as pl
 
 from core.errors import DataError
 from core.files import read_json, sha256_file, write_json_atomic, write_text_atomic
+from core.ground_truth.coverage import SHORT, STORED, reviews_used
 from core.ground_truth.formulas import VERDICTS, get_formula
 from core.ground_truth.policy_frame import INCIDENT_STRUCT
 
@@ -64,18 +65,30 @@ def _num(value: Any) -> Any:
 
 def _provenance(frame: pl.DataFrame) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for col in ("dataset", "task", "judgments_sha256"):
+    for col in ("dataset", "task", "judgments_sha256", "variant", "variant_constants_sha256"):
         if col in frame.columns and frame.height:
             out[col] = frame[col][0]
+    return out
+
+
+def _coverage(frame: pl.DataFrame, k: int | None) -> dict[str, Any]:
+    """``k_requested`` and, when the stored review counts are known, how many restaurants fell short."""
+    out: dict[str, Any] = {"k_requested": k}
+    if STORED in frame.columns:
+        out["restaurants_short_of_k"] = int(frame[SHORT].sum()) if SHORT in frame.columns else 0
     return out
 
 
 def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_at: str | None = None) -> dict[str, Any]:
     """The xnot ``computed_gt`` document of one K of a formula (or policy) GT frame.
 
-    Restaurants are keyed by name; a name that repeats gets `` [business_id]`` appended.
+    Restaurants are keyed by name; a name that repeats gets `` [business_id]`` appended. When the
+    frame knows each restaurant's stored reviews (``n_reviews_stored``), every record also carries
+    ``n_reviews`` (the reviews used: min(K, stored)) and the document ``restaurants_short_of_k``.
     """
     rows = _single_k(frame, k)
+    if STORED in rows.columns:
+        rows = rows.with_columns(reviews_used(rows).alias("_used"))
     fields: tuple[str, ...]
     if "policy_id" in rows.columns:
         fields = ("verdict", "score", "n_incidents", "cuisine_modifier", "triggered_rule", "incidents")
@@ -87,9 +100,11 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
     for row in rows.iter_rows(named=True):
         key = row["name"] if row["name"] not in seen else f"{row['name']} [{row['business_id']}]"
         restaurants[key] = {f: row[f] for f in fields}
+        if "_used" in row:
+            restaurants[key]["n_reviews"] = row["_used"]
     return {
         "task_id": task_id, "computed_at": computed_at or _now(),
-        "formula_version": rows["formula_version"][0] if rows.height else None, "k": k,
+        "formula_version": rows["formula_version"][0] if rows.height else None, "k": k, **_coverage(rows, k),
         **_provenance(rows), "restaurants": restaurants,
         "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows)},
     }
@@ -128,8 +143,8 @@ def addm_payload(frame: pl.DataFrame, *, k: int | None, computed_at: str | None 
 
         has_scoring = get_policy(definition).has_scoring
     return {
-        "policy_id": definition, "k": k, "computed_at": computed_at or _now(), "has_scoring": has_scoring,
-        **_provenance(rows), "restaurants": restaurants,
+        "policy_id": definition, "k": k, **_coverage(rows, k), "computed_at": computed_at or _now(),
+        "has_scoring": has_scoring, **_provenance(rows), "restaurants": restaurants,
         "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows)},
     }
 

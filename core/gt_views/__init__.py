@@ -16,6 +16,7 @@ from core.gt_views.grid import (
     column_of,
     compare_distributions,
     display_names,
+    distribution_table,
     export_document,
     flips,
     grid_long,
@@ -27,6 +28,7 @@ from core.gt_views.grid import (
     trace_url,
     verdict_grid,
     verdict_moves,
+    verdict_order,
     with_score,
 )
 from core.gt_views.loaders import (
@@ -40,10 +42,10 @@ from core.gt_views.loaders import (
     restaurant_info,
     restaurant_inputs,
     review_texts,
+    split_ks,
 )
-from core.gt_views.status import JudgingStatus, judging_status, run_index_and_judge
+from core.gt_views.status import JudgingStatus, judging_status, openai_preflight, run_index_and_judge
 from core.gt_views.trace_view import (
-    VERDICT_COLORS,
     ReviewCard,
     TraceRow,
     changes_frame,
@@ -65,11 +67,11 @@ from core.gt_views.trace_view import (
 )
 
 __all__ = [
-    "SORTS", "VERDICT_COLORS", "GTInputs", "JudgingStatus", "ReviewCard", "TraceRow", "changes_frame", "column_of",
-    "compare_distributions", "compute_frame", "data_stamp", "definitions", "describe", "display_names",
+    "SORTS", "GTInputs", "JudgingStatus", "ReviewCard", "TraceRow", "changes_frame", "column_of",
+    "compare_distributions", "compute_frame", "data_stamp", "definitions", "describe", "display_names", "distribution_table",
     "excerpt_found", "export_document", "flat_values", "flips", "fmt_value", "grid_long", "highlight_html",
     "highlight_segments", "highlight_spans", "judging_status", "k_order", "kchange_frames", "label", "load_inputs",
-    "md_escape", "parse_ks", "primitive_table", "primitives_with_reviews", "restaurant_info", "restaurant_inputs",
-    "review_cards", "review_texts", "run_index_and_judge", "score_series", "thresholds", "trace_params",
-    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "with_score", "worked_line",
+    "md_escape", "openai_preflight", "parse_ks", "primitive_table", "primitives_with_reviews", "restaurant_info", "restaurant_inputs",
+    "review_cards", "review_texts", "run_index_and_judge", "score_series", "split_ks", "thresholds", "trace_params",
+    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_order", "with_score", "worked_line",
 ]

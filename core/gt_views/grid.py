@@ -16,10 +16,30 @@ import polars as pl
 from core.ground_truth import VERDICTS, Formula, get_definition, gt_filename, k_label
 from core.ground_truth.export import gt_payload, with_addm_columns
 
-SHORT = {v: v.split()[0] for v in VERDICTS}  # "High Risk" -> "High"
 SORTS = ("Highest score", "Most verdict changes", "Name")
 HIDDEN_COLUMNS = ("formula_version", "dataset", "task", "judge", "judgments_sha256", "incidents", "policy_id", "categories",
-                  "_limit", "n_reviews")
+                  "_limit", "n_reviews", "n_reviews_stored", "short_of_k", "variant", "variant_constants_sha256")
+
+
+def verdict_order(frame: pl.DataFrame) -> list[str]:
+    """The ordered verdict scale of a GT frame: the known verdicts first (mildest first), then any
+    other verdict the frame holds (another task's scale), alphabetically."""
+    present = set(frame["verdict"].drop_nulls().to_list()) if "verdict" in frame.columns else set()
+    return [*VERDICTS, *sorted(present - set(VERDICTS))]
+
+
+def distribution_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """Restaurants per verdict and K for reading: K (text, all last), one column per verdict of
+    the scale (full names), total.
+
+    >>> f = pl.DataFrame({"k": [25, 25, None], "verdict": ["Low Risk", "High Risk", "Low Risk"]})
+    >>> distribution_table(f).rows()
+    [('25', 1, 1, 0, 2), ('all', 1, 0, 0, 1)]
+    """
+    verdicts = verdict_order(frame)
+    counts = frame.group_by("k").agg((pl.col("verdict") == v).sum().cast(pl.Int64).alias(v) for v in verdicts)
+    counts = counts.with_columns(pl.sum_horizontal(verdicts).alias("total")).sort("k", nulls_last=True)
+    return counts.select(pl.col("k").cast(pl.Utf8).fill_null("all").alias("K"), *verdicts, "total")
 
 
 def with_score(frame: pl.DataFrame) -> pl.DataFrame:
@@ -55,9 +75,8 @@ def _per_restaurant(frame: pl.DataFrame) -> pl.DataFrame:
     """business_id, name, max_score, changes (verdict changes along K), path (e.g. Low(25) → High(50))."""
     f = with_score(frame).with_columns(
         pl.col("k").fill_null(2**62).alias("_k"),
-        pl.col("verdict").replace_strict(SHORT, default=pl.col("verdict")).alias("_short"),
     ).sort("business_id", "_k")
-    step = (pl.col("_short") + " (" + pl.col("k").cast(pl.Utf8).fill_null("all") + ")")
+    step = (pl.col("verdict") + " (" + pl.col("k").cast(pl.Utf8).fill_null("all") + ")")
     return f.group_by("business_id", maintain_order=True).agg(
         pl.col("name").first(),
         pl.col("score").max().alias("max_score"),
@@ -112,10 +131,11 @@ def grid_long(frame: pl.DataFrame, business_ids: Sequence[str] | None = None) ->
         )
     else:
         f = f.with_columns(pl.lit(0, pl.Int64).alias("row"))
+    short = pl.col("short_of_k") if "short_of_k" in f.columns else pl.lit(False)
     return f.select(
         "business_id", pl.col("business_id").replace_strict(names, default=pl.col("name")).alias("name"),
         "k", pl.col("k").cast(pl.Utf8).fill_null("all").alias("k_label"), "verdict",
-        pl.col("score").cast(pl.Float64), "row",
+        pl.col("score").cast(pl.Float64), "row", short.alias("short"),
     ).sort("row", pl.col("k").fill_null(2**62))
 
 
@@ -177,12 +197,13 @@ def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list
 
 
 def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int | None, layout: str,
-                    judgments: pl.DataFrame | None = None,
-                    restaurants: pl.DataFrame | None = None) -> tuple[str, bytes]:
+                    judgments: pl.DataFrame | None = None, restaurants: pl.DataFrame | None = None,
+                    name: str | None = None) -> tuple[str, bytes]:
     """(file name, JSON bytes) of the GT of one K in the xnot or ADDM layout (SPEC §3.3/§3.4).
 
     A formula written in the ADDM layout needs ``judgments`` and ``restaurants`` (its incidents,
     categories and review counts are listed), as ``python -m core gt --format addm`` writes them.
+    ``name`` (a saved variant's) names the file instead of ``definition``.
     """
     if layout not in ("xnot", "addm"):
         raise ValueError(f"unknown layout {layout!r}; valid: xnot, addm")
@@ -196,7 +217,7 @@ def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int |
         rows = with_addm_columns(rows, judgments, restaurants, definition, [k])
     payload = gt_payload(rows, layout=layout, task=task, k=k)
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
-    return gt_filename(definition, k, layout), text.encode("utf-8")
+    return gt_filename(name or definition, k, layout), text.encode("utf-8")
 
 
 def compare_distributions(committed: pl.DataFrame, whatif: pl.DataFrame) -> pl.DataFrame:

@@ -71,6 +71,22 @@ def parse_ks(values: Sequence[Any] | str) -> list[int | None]:
     return k_order(normalize_ks(list(values) if not isinstance(values, str) else values))
 
 
+def split_ks(values: Sequence[Any]) -> tuple[list[int | None], list[str]]:
+    """(valid K ascending with all last, the values that are not a valid K) of the page's K chips.
+
+    >>> split_ks(["25", "abc", "all", "-3", "50"])
+    ([25, 50, None], ['abc', '-3'])
+    """
+    good: list[int | None] = []
+    bad: list[str] = []
+    for value in values:
+        try:
+            good.extend(normalize_ks([value]))
+        except ValueError:
+            bad.append(str(value))
+    return k_order(good), bad
+
+
 @dataclass(frozen=True)
 class GTInputs:
     """The judgments (overrides applied) and restaurants of one dataset/task/judge."""

@@ -116,3 +116,34 @@ def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: b
     plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
     report = execute_judging(plan, judge, progress=lambda d, t, m: progress(d, t, f"judging: {m}"))
     return {"index_built": built is not None, "judge": judge.judge_id, **report.as_dict(), "plan": plan.as_dict()}
+
+
+CHARS_PER_TOKEN = 4  # a rough, deliberately generous rule of thumb for English text
+COMPLETION_TOKENS_PER_REVIEW = 120  # a judgment's JSON answer (fields and a short excerpt)
+
+
+def openai_preflight(ws: Workspace, dataset: str, task: str, *, progress: Progress | None = None) -> dict[str, Any]:
+    """What judging the not-yet-judged reviews with the configured OpenAI-compatible model would
+    send and cost, before anything is sent: reviews, estimated tokens and USD (None when the
+    model has no known price). Builds the keyword index first when it is missing (local, free).
+
+    Raises:
+        WorkbenchError: dataset missing or changed, or no model/key configured.
+    """
+    from core.judging import make_judge, plan_judging
+    from core.keyword_index import build_index, index_stats
+    from core.llm import cost_usd
+    from core.tasks import get_task
+
+    spec = get_task(task)
+    stats = index_stats(ws, dataset)
+    if not (stats and stats.get("current") and task in stats.get("tasks", {})):
+        build_index(ws, dataset, progress=progress or no_progress)
+    judge: Any = make_judge("openai", spec)  # an OpenAIJudge: it has messages() and model
+    plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
+    chars = sum(len(str(m["content"])) for row in plan.rows for m in judge.messages(row))
+    prompt_tokens = -(-chars // CHARS_PER_TOKEN)
+    completion_tokens = COMPLETION_TOKENS_PER_REVIEW * len(plan.rows)
+    return {"model": judge.model, "to_judge": len(plan.rows), "already_judged": plan.already_judged,
+            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+            "cost_usd": cost_usd(judge.model, prompt_tokens, completion_tokens)}

@@ -19,7 +19,6 @@ import polars as pl
 from core.ground_truth import KChange, TraceNode
 
 NEUTRAL = frozenset({"n_allergy_reviews", "n_judgments"})  # every judged review counts here
-VERDICT_COLORS = {"Low Risk": "green", "High Risk": "orange", "Critical Risk": "red"}
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 _SPLIT_EXCERPT = re.compile(r"\.\.\.|…|\n")
 _QUOTES = " \t\r\n\"'“”‘’"
@@ -108,8 +107,6 @@ TREE_CSS = """
 .gt-node.focus{background:rgba(255,200,0,.16);border-left-color:#f0a500}
 .gt-name{font-family:ui-monospace,monospace;font-weight:600}
 .gt-val{font-family:ui-monospace,monospace;font-weight:700;padding:0 4px;border-radius:4px;background:rgba(128,128,128,.14)}
-.gt-val.v-low{background:rgba(33,160,80,.22)} .gt-val.v-high{background:rgba(240,150,0,.28)}
-.gt-val.v-critical{background:rgba(220,40,40,.28)}
 .gt-line{font-family:ui-monospace,monospace;font-size:0.8rem;opacity:.75;white-space:pre-wrap}
 .gt-work{font-family:ui-monospace,monospace;font-size:0.8rem;color:#3b5bdb;white-space:pre-wrap}
 .gt-note{font-size:0.8rem;font-style:italic;opacity:.8}
@@ -121,8 +118,12 @@ TREE_CSS = """
 """
 
 
-def _verdict_class(value: Any) -> str:
-    return {"Low Risk": " v-low", "High Risk": " v-high", "Critical Risk": " v-critical"}.get(str(value), "")
+def _verdict_style(value: Any) -> str:
+    """An inline background for a verdict value, from the one verdict palette (core.charts)."""
+    from core.charts import VERDICT_HEX  # deferred: altair is only needed when a page draws
+
+    colour = VERDICT_HEX.get(str(value))
+    return f' style="background:{colour}40"' if colour else ""
 
 
 def tree_html(root: TraceNode, *, focus: str | None = None) -> str:
@@ -138,7 +139,7 @@ def tree_html(root: TraceNode, *, focus: str | None = None) -> str:
         reviews = (f'<span class="gt-rev">{row.n_reviews} review{"s" if row.n_reviews != 1 else ""}</span>'
                    if row.n_reviews else "")
         value = "" if row.name == "recorded" else (
-            f' = <span class="gt-val{_verdict_class(row.value)}"{raw}>{html.escape(row.value)}</span>')
+            f' = <span class="gt-val"{_verdict_style(row.value)}{raw}>{html.escape(row.value)}</span>')
         if row.worked:
             detail = f'<div class="gt-work">{html.escape(row.worked)} → {html.escape(row.value)}</div>'
         elif row.inputs and row.name != "recorded":
@@ -240,8 +241,8 @@ class ReviewCard:
         return any(name not in NEUTRAL for name, _, _ in self.contributions)
 
     def header(self) -> str:
-        """"idx 39 · 2020-03-01 · ★ 5 · useful 2" (plain text)."""
-        stars = "—" if self.stars is None else fmt_value(float(self.stars))
+        """"idx 39 · 2020-03-01 · ★ 5.0 · useful 2" (plain text; stars with one decimal, as everywhere)."""
+        stars = "—" if self.stars is None else f"{float(self.stars):.1f}"
         date = (self.date or "no date")[:10]
         return f"idx {self.idx} · {date} · ★ {stars} · useful {fmt_value(self.useful)}"
 
@@ -256,9 +257,9 @@ def review_cards(root: TraceNode, *, primitive: str | None = None, include_neutr
     cards: dict[int, dict[str, Any]] = {}
     for _, node in root.walk():
         for c in node.reviews:
-            card = cards.setdefault(c.idx, {"c": c, "contributions": []})
-            card["contributions"].append((node.name, c.amount, c.explanation))
-    out = []
+            entry = cards.setdefault(c.idx, {"c": c, "contributions": []})
+            entry["contributions"].append((node.name, c.amount, c.explanation))
+    out: list[ReviewCard] = []
     for idx in sorted(cards):
         c, contributions = cards[idx]["c"], tuple(cards[idx]["contributions"])
         card = ReviewCard(c.idx, c.review_id, c.date, c.stars, c.useful, dict(c.fields), c.excerpt, c.text,
@@ -308,7 +309,8 @@ def kchange_frames(change: KChange) -> tuple[pl.DataFrame, pl.DataFrame, int]:
         if not any(t not in NEUTRAL for t in touched):
             neutral += 1
             continue
-        fields = ", ".join(f"{k}={v}" for k, v in (r.get("fields") or {}).items() if v not in (None, "none"))
+        fields = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in (r.get("fields") or {}).items()
+                           if v not in (None, "none"))
         rows.append({"idx": r["idx"], "date": (r.get("date") or "")[:10], "stars": r.get("stars"),
                      "judgment": fields or "none", "score_effect": r.get("score_effect"),
                      "primitives": ", ".join(label(t) for t in touched)})

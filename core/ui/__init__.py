@@ -1,8 +1,9 @@
-"""Streamlit glue shared by app.py and the pages: the page list, sidebar state, caching.
+"""Streamlit glue shared by app.py and the pages: the page list, sidebar state, the page frame.
 
-The only module of ``core`` that imports streamlit. Connections are cached with
-``st.cache_resource`` (never mutated by callers), frames with ``st.cache_data``; anything that
-writes clears the loaders it invalidates with :func:`clear_data_caches`.
+The only package of ``core`` that imports streamlit. Connections are cached here with
+``st.cache_resource`` (never mutated by callers); the GT and Trace loaders live in
+:mod:`core.ui.cache`, keyed by data stamps, so a write invalidates exactly what it changed and
+nothing is ever cleared globally. Text from data or a URL goes through :mod:`core.ui.text`.
 """
 
 from __future__ import annotations
@@ -104,9 +105,22 @@ def database(ws: Workspace | None = None) -> Database:
     return _database(str((ws or current_workspace()).root))
 
 
-def clear_data_caches() -> None:
-    """Clear every ``st.cache_data`` loader after a write."""
-    st.cache_data.clear()
+# The page frame: a compact header (the top navigation sits above it), so the main controls are in
+# view without scrolling. Only CSS, no data in it.
+FRAME_CSS = """<style>
+.stMainBlockContainer, .block-container {padding-top: 3.6rem; padding-bottom: 2rem;}
+.stMainBlockContainer h1, .block-container h1 {font-size: 1.55rem; padding: 0 0 0.1rem 0;}
+.stMainBlockContainer h2, .block-container h2 {font-size: 1.2rem; padding: 0.4rem 0 0.2rem 0;}
+.stMainBlockContainer h3, .block-container h3 {font-size: 1.05rem; padding: 0.3rem 0 0.1rem 0;}
+</style>"""
+
+
+def page_header(title: str, caption: str = "") -> None:
+    """The page's title and a one-line caption (trusted page wording, never data)."""
+    st.html(FRAME_CSS)
+    st.title(title)
+    if caption:
+        st.caption(caption)
 
 
 def page_progress(label: str) -> tuple[Progress, Callable[[], None]]:
@@ -117,5 +131,8 @@ def page_progress(label: str) -> tuple[Progress, Callable[[], None]]:
         frac = min(1.0, done / total) if total else 0.0
         bar.progress(frac, text=f"{label} — {done:,}/{total:,} {message}".strip())
 
-    return update, bar.empty
+    def done() -> None:
+        bar.empty()
+
+    return update, done
 

@@ -1,20 +1,17 @@
 """The "Compare judges" section of the Ground truth page: two judgment sets side by side.
 
-Cached by the data stamp of the task (judgments, overrides, dataset), so a new judgment or an
-override recomputes it for every session, and nothing else does.
+The comparison is loaded through :mod:`core.ui.cache` (keyed by the task's data stamp).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 import streamlit as st
 
-from core.gt_views import data_stamp
 from core.judging import charts
-from core.judging.compare import compare_judges
+from core.ui import cache
 from core.workspace import Workspace
 
 K_A, K_B, K_DEF = "gt.compare.a", "gt.compare.b", "gt.compare.definition"
@@ -24,12 +21,6 @@ OFFLINE_PREFIX = "heuristic-"
 def is_offline(judge: str | None) -> bool:
     """Whether ``judge`` is one of the offline rule judges (heuristic-v1, heuristic-v2)."""
     return bool(judge) and str(judge).startswith(OFFLINE_PREFIX)
-
-
-@st.cache_data(max_entries=16, show_spinner="Comparing judges…")
-def _compare(root: str, dataset: str, task: str, a: str, b: str, definition: str,
-             ks: tuple[int | None, ...], stamp: Any) -> dict[str, Any]:
-    return compare_judges(Workspace(Path(root)), dataset, task, a, b, definitions=[definition], ks=list(ks))
 
 
 def _trace_link(dataset: str, definition: str, k: int | None, business_id: str) -> str:
@@ -59,7 +50,7 @@ def render_compare_judges(ws: Workspace, dataset: str, task: str, judges: list[s
     if a == b:
         st.info("Pick two different judges.")
         return
-    report = _compare(str(ws.root), dataset, task, a, b, definition, tuple(ks), data_stamp(ws, dataset, task))
+    report = cache.judge_comparison(ws, dataset, task, a, b, definition, ks)
     st.caption(f"{report['n_both']:,} reviews judged by both; {len(report['only_a']):,} only by {a}, "
                f"{len(report['only_b']):,} only by {b}. Values after human corrections.")
     table = pl.DataFrame([
@@ -117,8 +108,7 @@ def offline_note(ws: Workspace, dataset: str, task: str, judge: str | None, judg
     text = (f"This ground truth comes from the offline judge {judge}: rules over the review text, no LLM "
             "(see the README for its measured precision and recall on real reviews).")
     if llm and judge:
-        report = _compare(str(ws.root), dataset, task, judge, llm[0], definition, tuple(ks),
-                          data_stamp(ws, dataset, task))
+        report = cache.judge_comparison(ws, dataset, task, judge, llm[0], definition, ks)
         parts = [f"K = {'all' if v['k'] is None else v['k']}: {100 * v['verdict_agreement']:.0f} %"
                  for v in report["verdicts"] if v["verdict_agreement"] is not None]
         text += f" Verdict agreement with the LLM judge {llm[0]} in this workspace: {', '.join(parts)}."

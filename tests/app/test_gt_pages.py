@@ -40,7 +40,7 @@ def _trace(app_factory, root, **query):
 
 
 TABLES = {  # dataframes without selection carry no key in AppTest: find them by their columns
-    "gt.dist": {"K", "Low", "High", "Critical", "total"}, "gt.table": {"trace", "verdict", "score"},
+    "gt.dist": {"K", "Low Risk", "High Risk", "Critical Risk", "total"}, "gt.table": {"trace", "verdict", "score"},
     "gt.grid_table": {"path", "changes"}, "trace.last_verdicts": {"K", "before", "after"},
     "trace.last_values": {"primitive", "before", "after"}, "trace.k_moved": {"primitive", "before", "after"},
     "trace.ov_table": {"override_id", "author"}, "trace.k_reviews": {"idx", "score_effect"},
@@ -122,7 +122,7 @@ def test_trace_opens_from_query_parameters(app_factory, tiny_root):
     text = _markdown(at)
     assert "Critical Risk] **14.99** at K=50" in text
     assert "`INCIDENT_IMPACT` severe firsthand → \\+15 × 0\\.85 recency × 1 credibility = \\+12\\.75" in text
-    assert "**idx 30 · 2024\\-05\\-01 · ★ 4 · useful 0**" in text and "**idx 5 · " in text
+    assert "**idx 30 · 2024\\-05\\-01 · ★ 4\\.0 · useful 0**" in text and "**idx 5 · " in text
     tree = at.get("html")[0].proto.body
     assert "INCIDENT_IMPACT" in tree and "= 2.5 + 12.75 − 0.76 + 0.5 − 3·0" in tree
     assert at.query_params["business_id"] == FLIP and at.query_params["k"] == "50"
@@ -174,7 +174,7 @@ def test_override_flips_a_verdict_and_revert_restores_it(app_factory, tiny_root)
     assert "VERDICT" in list(_df(at, "trace.last_values")["primitive"])
     assert "**idx 30" not in _markdown(at)  # no longer an incident: it only counts as a judged review now
     at.toggle(key="trace.include_neutral").set_value(True).run()
-    assert "**idx 30 · 2024\\-05\\-01 · ★ 4 · useful 0** · :violet-badge[overridden]" in _markdown(at)
+    assert "**idx 30 · 2024\\-05\\-01 · ★ 4\\.0 · useful 0** · :violet-badge[overridden]" in _markdown(at)
 
     at.session_state["trace.tab"] = "Overrides"
     at.run()

@@ -67,5 +67,7 @@ def test_data_page_shows_html_in_reviews_inert(app_factory, small_demo, tmp_path
     at = app_factory(root).run()
     at.switch_page("app_pages/data.py").run()
     assert not at.exception
-    assert payload in [t.value for t in at.text]  # shown as text, verbatim
+    bodies = [h.proto.body for h in at.get("html")]  # shown escaped: every character, no markup
+    assert any("&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in b for b in bodies)
+    assert not any("<script" in b or "<b>" in b for b in bodies)
     assert not any(payload in m.value for m in at.markdown)

@@ -48,7 +48,8 @@ def test_verdict_grid_chart_orders_rows_and_offers_a_cell_selection():
     assert any(t.get("field") == "score" for t in cells["encoding"]["tooltip"])
     param = (cells.get("params") or spec["params"])[0]  # Altair lifts a layer's params to the top
     assert param["name"] == charts.SELECTION and param["select"]["fields"] == ["business_id", "k_label"]
-    assert text["encoding"]["text"]["field"] == "score"
+    assert text["encoding"]["text"]["field"] == "cell"  # the score to 1 decimal, "*" when fewer reviews than K
+    assert cells["width"] == "container" if "width" in cells else spec["width"] == "container"
     assert {r["score"] for r in _rows(spec)} == {5.0, 1.0, 2.0, 9.5}
 
 
@@ -84,3 +85,27 @@ def test_whatif_charts_compare_versions():
     assert {r["version"] for r in _rows(spec) if "version" in r} == {"committed", "what-if"}
     same = _spec(charts.whatif_score_chart(a, b, [("High Risk", 4.0)], [("High Risk", 4.0)]))
     assert len([layer for layer in _layers(same) if layer["mark"]["type"] == "rule"]) == 1
+
+
+def test_verdict_palette_is_ordinal_colour_blind_safe_and_generic():
+    three = charts.verdict_palette(VERDICTS)
+    assert list(three) == list(VERDICTS) and len(set(three.values())) == 3
+    for n in range(1, 9):  # any ordered scale gets distinct colours, darker/more saturated as it goes
+        pal = charts.verdict_palette([f"v{i}" for i in range(n)])
+        assert len(set(pal.values())) == n
+    # no green anywhere: the green channel never dominates both red and blue
+    for colour in charts.verdict_palette([f"v{i}" for i in range(9)]).values():
+        r, g, b = charts._rgb(colour)
+        assert not (g > r and g > b), colour
+    assert "green" not in charts.verdict_badges(VERDICTS).values()
+    assert charts.VERDICT_HEX == three
+
+
+def test_grid_marks_short_cells_and_outlines_the_selected_row():
+    long = pl.DataFrame({"business_id": ["a", "a", "b"], "name": ["Alpha", "Alpha", "Beta"],
+                         "k_label": ["25", "200", "25"], "verdict": ["Low Risk", "High Risk", "Low Risk"],
+                         "score": [1.0, 5.0, 2.0], "short": [False, True, False]})
+    spec = _spec(charts.verdict_grid_chart(long, ["Alpha", "Beta"], selected="b"))
+    rows = {(r["business_id"], r["k_label"]): r for r in _rows(spec)}
+    assert rows[("a", "200")]["cell"] == "5.0*" and rows[("a", "25")]["cell"] == "1.0"
+    assert rows[("b", "25")]["picked"] and not rows[("a", "25")]["picked"]

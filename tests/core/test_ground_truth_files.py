@@ -36,7 +36,7 @@ def test_filenames():
 def test_xnot_payload_layout():
     frame = compute_gt_frame(CASE, RESTAURANTS, "v1", [25, None])
     doc = xnot_payload(frame, task_id="G1a", k=25, computed_at="2026-01-01T00:00:00")
-    assert list(doc) == ["task_id", "computed_at", "formula_version", "k", "restaurants", "summary"]
+    assert list(doc) == ["task_id", "computed_at", "formula_version", "k", "k_requested", "restaurants", "summary"]
     assert (doc["formula_version"], doc["k"]) == ("v1", 25)
     assert list(doc["restaurants"]) == ["Alpha Thai", "Beta Pizza", "Gamma"]
     assert doc["restaurants"]["Alpha Thai"]["n_moderate"] == 1 and doc["restaurants"]["Alpha Thai"]["verdict"] == "Critical Risk"
@@ -173,7 +173,7 @@ def test_cli_compute_import_list_trace(gt_workspace, capsys, tmp_path):
         (("gt", "import"), "gt import needs a FILE"),
         (("gt", "--k", "25"), "gt compute needs --dataset"),
         (("gt", "--dataset", "d", "--k", "0"), "invalid K"),
-        (("gt", "--dataset", "d", "--formula", "v7"), "unknown formula or policy 'v7'"),
+        (("gt", "--dataset", "d", "--formula", "v7"), "unknown formula, policy or saved variant 'v7'"),
         (("gt", "trace", "--dataset", "d"), "needs --restaurant"),
         (("gt", "list", "extra"), "only `gt import FILE` takes a file"),
     ],
@@ -181,6 +181,47 @@ def test_cli_compute_import_list_trace(gt_workspace, capsys, tmp_path):
 def test_cli_errors(gt_workspace, capsys, argv, message):
     code, _, err = run_cli(gt_workspace, *argv, capsys=capsys)
     assert code == 1 and message in err
+
+
+def test_k_larger_than_the_reviews_is_said_everywhere(gt_workspace, capsys):
+    """Restaurant a has 4 reviews, b and c none: K=2 leaves b and c short, K=25 all three."""
+    code, out, _ = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "v1", "--k", "2,25", capsys=capsys)
+    assert code == 0
+    assert ("warning: 2 of 3 restaurants have fewer than K=2 reviews; 3 of 3 restaurants have fewer than K=25 "
+            "reviews: their GT at those K uses the reviews they have") in out
+    doc = json.loads((gt_workspace.gt_dir / "d" / "G1a" / "computed_gt_k25.json").read_text())
+    assert (doc["k"], doc["k_requested"], doc["restaurants_short_of_k"]) == (25, 25, 3)
+    assert {n: r["n_reviews"] for n, r in doc["restaurants"].items()} == {"Alpha Thai": 4, "Beta Pizza": 0, "Gamma": 0}
+    same = compute_gt(gt_workspace, "d", "G1a", "v1", [25]).filter(pl.col("name") == "Alpha Thai")
+    assert doc["restaurants"]["Alpha Thai"]["final_risk_score"] == same["final_risk_score"][0]  # numbers unchanged
+    code, out, _ = run_cli(gt_workspace, "--json", "gt", "--dataset", "d", "--formula", "G1_allergy_V2", "--k", "3",
+                           capsys=capsys)
+    report = json.loads(out)
+    assert report["restaurants_short_of_k"] == [{"k": 3, "n": 2}] and "fewer than K=3" in report["warning"]
+    addm = json.loads((gt_workspace.gt_dir / "d" / "G1a" / "G1_allergy_V2_K3_groundtruth.json").read_text())
+    assert (addm["k_requested"], addm["restaurants_short_of_k"], addm["restaurants"]["a"]["n_reviews"]) == (3, 2, 3)
+    code, out, _ = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "v1", "--k", "all", capsys=capsys)
+    assert "warning" not in out  # K = all never falls short
+
+
+def test_cli_computes_a_saved_variant_and_stamps_its_name_and_hash(gt_workspace, capsys):
+    from core.variants import constants_sha256, load_variant, save_variant
+
+    save_variant(gt_workspace, "strict", "v1", {"CRITICAL_THRESHOLD": 30.0})
+    code, out, _ = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "strict", "--k", "all", capsys=capsys)
+    assert code == 0 and "GT strict of d/G1a" in out
+    doc = json.loads((gt_workspace.gt_dir / "d" / "G1a" / "computed_gt_strict.json").read_text())
+    assert doc["variant"] == "strict" and doc["variant_constants_sha256"] == constants_sha256(
+        load_variant(gt_workspace, "strict"))
+    assert doc["formula_version"].startswith("v1+whatif-")
+    committed = compute_gt(gt_workspace, "d", "G1a", "v1", [None]).filter(pl.col("name") == "Alpha Thai")
+    alpha = doc["restaurants"]["Alpha Thai"]  # raw score 23.19 stays; Critical needs 30 now
+    assert committed["verdict"][0] == "Critical Risk" and alpha["verdict"] == "High Risk"
+    assert alpha["final_risk_score"] == committed["final_risk_score"][0]
+    code, _, err = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "nope", capsys=capsys)
+    assert code == 1 and "strict" in err  # the error lists saved variants too
+    with pytest.raises(ValueError, match="committed formula or policy"):
+        save_variant(gt_workspace, "v2", "v1", {"CRITICAL_THRESHOLD": 30.0})
 
 
 def test_distribution_counts_every_restaurant(gt_workspace):

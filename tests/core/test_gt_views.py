@@ -153,7 +153,7 @@ def test_verdict_grid_sorts_filters_and_reports_flips(tiny_frame):
     assert grid["name"].to_list() == ["Flip Bistro", "Mild Diner", "Calm Cafe"]  # by highest score
     assert grid.columns[-5:] == ["K25", "K50", "K100", "K200", "business_id"]
     flip = grid.row(0, named=True)
-    assert flip["path"] == "Low (25) → Critical (50) → Critical (100) → Critical (200)" and flip["changes"] == 1
+    assert flip["path"] == "Low Risk (25) → Critical Risk (50) → Critical Risk (100) → Critical Risk (200)" and flip["changes"] == 1
     assert gt_views.verdict_grid(tiny_frame, sort="Name")["name"].to_list() == ["Calm Cafe", "Flip Bistro", "Mild Diner"]
     assert gt_views.verdict_grid(tiny_frame, flips_only=True)["name"].to_list() == ["Flip Bistro", "Mild Diner"]
     assert gt_views.verdict_grid(tiny_frame, search="diner")["name"].to_list() == ["Mild Diner"]
@@ -290,7 +290,7 @@ def test_review_cards_collect_every_contribution_of_a_review(tiny):
     texts = dict((name, text) for name, _, text in severe.contributions)
     assert texts["incident_impact"] == "severe firsthand → +15 × 0.85 recency × 1 credibility = +12.75"
     assert severe.text == SCRIPT_TEXT and severe.excerpt == SCRIPT_EXCERPT and severe.moves_score
-    assert severe.header() == "idx 30 · 2024-05-01 · ★ 4 · useful 0"
+    assert severe.header() == "idx 30 · 2024-05-01 · ★ 4.0 · useful 0"
     assert [c.idx for c in gt_views.review_cards(root, primitive="n_positive")] == [5]
     assert gt_views.primitives_with_reviews(root)[0] == "incident_impact"
 

@@ -1,0 +1,216 @@
+"""Every ``st.cache_*`` loader of the Ground truth and Trace pages, keyed by data stamps.
+
+One loader per thing, shared by both pages. Each public function takes the workspace and the
+names the page chose, computes the *stamp* of the files that thing reads (sizes and mtimes: see
+:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it. A write (a judging
+run, an override, a saved variant, the CLI in another process) changes the stamp of exactly the
+files it wrote, so the next call recomputes what depends on them and nothing else: there is no
+cache clear anywhere, for any user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from core import gt_views, variants
+from core.ground_truth import KChange, TraceNode, explain_k_change, trace_gt
+from core.ground_truth.coverage import with_review_counts
+from core.workspace import Workspace
+
+Changes = tuple[tuple[str, float], ...]
+
+
+def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
+    """(file, mtime_ns, size) of every saved variant: the cache key of anything naming one."""
+    folder = variants.variants_dir(ws)
+    if not folder.exists():
+        return ()
+    return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.json")))
+
+
+def frame_key(ws: Workspace, dataset: str, task: str) -> tuple:
+    """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it)."""
+    return (str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task), variants_stamp(ws))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _definitions(root: str, task: str, vstamp: tuple) -> list[str]:
+    return gt_views.definitions(task) + [v.name for v in variants.task_variants(Workspace(Path(root)), task)]
+
+
+def definitions(ws: Workspace, task: str) -> list[str]:
+    """The task's formulas, policies, then the variants saved in the workspace."""
+    return _definitions(str(ws.root), task, variants_stamp(ws))
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)  # holds formula objects (functions): not picklable; frozen
+def _resolved(root: str, name: str, vstamp: tuple) -> variants.ResolvedDefinition:
+    return variants.resolve_definition(Workspace(Path(root)), name)
+
+
+def resolved(ws: Workspace, name: str) -> variants.ResolvedDefinition:
+    """A formula, policy or saved variant by name."""
+    return _resolved(str(ws.root), name, variants_stamp(ws))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _status(root: str, dataset: str, task: str, stamp: tuple) -> gt_views.JudgingStatus:
+    return gt_views.judging_status(Workspace(Path(root)), dataset, task)
+
+
+def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingStatus:
+    """Reviews, keyword matches, judges and what is left to judge."""
+    return _status(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: tuple) -> gt_views.GTInputs:
+    return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
+
+
+def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_views.GTInputs:
+    """The judgments (overrides applied) and restaurants GT is computed from."""
+    return _inputs(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, definition: str,
+           ks: tuple[int | None, ...], changes: Changes, vstamp: tuple) -> pl.DataFrame:
+    inputs = _inputs(root, dataset, task, judge, stamp)
+    chosen = _resolved(root, definition, vstamp)
+    merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
+    frame = gt_views.compute_frame(inputs, chosen.base, ks, changes=merged, dataset=dataset, task=task)
+    if chosen.variant:
+        frame = frame.with_columns(pl.lit(v).alias(k) for k, v in chosen.provenance().items())
+    return with_review_counts(frame, inputs.restaurants)
+
+
+def _stamp_of_name(ws: Workspace, name: str) -> tuple:
+    """The variants stamp for a saved variant's name; () for a committed formula or policy, so that
+    saving a variant never invalidates what does not depend on it."""
+    from core.errors import UnknownNameError
+    from core.ground_truth import get_definition
+
+    try:
+        get_definition(name)
+    except UnknownNameError:
+        return variants_stamp(ws)
+    return ()
+
+
+def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+             ks: Sequence[int | None], changes: Mapping[str, float] | None = None) -> pl.DataFrame:
+    """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
+    with each restaurant's stored review count and ``short_of_k``."""
+    return _frame(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), definition,
+                  tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _texts(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[int, str]:
+    return gt_views.review_texts(Workspace(Path(root)), dataset, business_id)
+
+
+def _one(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str) -> tuple[Any, dict[int, str]]:
+    stamp = gt_views.data_stamp(ws, dataset, task)
+    one = gt_views.restaurant_inputs(_inputs(str(ws.root), dataset, task, judge, stamp), business_id)
+    return one, _texts(str(ws.root), dataset, business_id, stamp)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
+           definition: str, k: int | None, vstamp: tuple) -> TraceNode:
+    one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
+    chosen = _resolved(root, definition, vstamp)
+    return trace_gt(one.judgments, one.restaurants, business_id, chosen.definition, k, constants=chosen.constants,
+                    texts=texts)
+
+
+def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
+          k: int | None) -> TraceNode:
+    """One restaurant's trace tree at one K."""
+    return _trace(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+                  definition, k, _stamp_of_name(ws, definition))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
+             definition: str, k_from: int | None, k_to: int | None, vstamp: tuple) -> KChange:
+    one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
+    chosen = _resolved(root, definition, vstamp)
+    return explain_k_change(one.judgments, one.restaurants, business_id, chosen.definition, k_from, k_to,
+                            constants=chosen.constants, texts=texts)
+
+
+def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
+            k_from: int | None, k_to: int | None) -> KChange:
+    """Why one restaurant's GT changes between two K."""
+    return _kchange(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+                    definition, k_from, k_to, _stamp_of_name(ws, definition))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _info(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[str, Any]:
+    return gt_views.restaurant_info(Workspace(Path(root)), dataset, business_id)
+
+
+def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) -> dict[str, Any]:
+    """name, categories, city, state, stars, n_reviews of one restaurant."""
+    return _info(str(ws.root), dataset, business_id, gt_views.data_stamp(ws, dataset, task))
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
+    """A chart's Vega-Lite spec, built once per ``key`` (Altair's to_dict costs ~50 ms a chart).
+
+    ``key`` must hold everything the chart depends on (callers pass the frame's cache key)."""
+    return _build().to_dict()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tuple) -> dict[int, list[dict[str, str]]]:
+    from core.judgments import get_gt_judge
+    from core.tasks import get_task
+
+    ws = Workspace(Path(root))
+    out: dict[int, list[dict[str, str]]] = {}
+    for task, stamp in stamps:
+        if get_gt_judge(ws, dataset, task) is None:
+            continue  # no judge, or several and none chosen: nothing to show as "the" judgment
+        inputs = _inputs(root, dataset, task, None, stamp)
+        fields = [f.name for f in get_task(task).fields if f.name in inputs.judgments.columns]
+        rows = inputs.judgments.filter(pl.col("business_id") == business_id)
+        for row in rows.iter_rows(named=True):
+            if row.get("parse_error"):
+                continue
+            out.setdefault(int(row["idx"]), []).append({"task": task, **{f: str(row[f]) for f in fields}})
+    return out
+
+
+def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[int, list[dict[str, str]]]:
+    """idx -> the GT judge's judgment of each task (overrides applied) for one restaurant's reviews."""
+    from core.tasks import task_ids
+
+    stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids()
+                   if ws.judgments_dir(dataset, task).exists())
+    return _restaurant_judgments(str(ws.root), dataset, business_id, stamps)
+
+
+@st.cache_data(max_entries=16, show_spinner="Comparing judges…")
+def _judge_comparison(root: str, dataset: str, task: str, a: str, b: str, definition: str,
+                      ks: tuple[int | None, ...], stamp: tuple) -> dict[str, Any]:
+    from core.judging.compare import compare_judges
+
+    return compare_judges(Workspace(Path(root)), dataset, task, a, b, definitions=[definition], ks=list(ks))
+
+
+def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, definition: str,
+                     ks: Sequence[int | None]) -> dict[str, Any]:
+    """Two judges' fields and verdicts compared (:func:`core.judging.compare.compare_judges`)."""
+    return _judge_comparison(str(ws.root), dataset, task, a, b, definition, tuple(ks),
+                             gt_views.data_stamp(ws, dataset, task))

@@ -1,0 +1,151 @@
+"""Page glue of the Ground truth page's restaurant section: the restaurant × K grid, the selected
+restaurant's panel and every primitive at one K. A selection made anywhere here (a grid cell,
+"Find a restaurant", a table row) picks the restaurant the panel shows and the grid outlines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from core import charts, gt_views
+from core.ground_truth import k_label
+from core.ui import cache
+from core.ui.gt_page import (
+    GRID_ROWS,
+    K_ALL_ROWS,
+    K_AT,
+    K_FLIPS,
+    K_GRID,
+    K_REST,
+    K_SEARCH,
+    K_SORT,
+    K_TABLE,
+    K_TABLE_IDS,
+    Choice,
+)
+from core.ui.text import safe
+from core.workspace import Workspace
+
+
+def _on_grid_select() -> None:
+    picked = (st.session_state[K_GRID].selection or {}).get(charts.SELECTION) or []
+    if picked:
+        st.session_state[K_REST] = picked[0]["business_id"]
+        st.session_state[K_AT] = picked[0]["k_label"]
+
+
+def _on_table_select() -> None:
+    rows = st.session_state[K_TABLE].selection.rows
+    if rows:
+        st.session_state[K_REST] = st.session_state[K_TABLE_IDS][rows[0]]
+
+
+def _on_search(frame: pl.DataFrame) -> None:
+    """"Find a restaurant" selects the best match (the panel follows)."""
+    text = (st.session_state.get(K_SEARCH) or "").strip()
+    if text:
+        hits = gt_views.verdict_grid(frame, search=text, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0])
+        if hits.height:
+            st.session_state[K_REST] = hits["business_id"][0]
+
+
+def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
+                 key: tuple) -> tuple[str, str | None]:
+    """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param)."""
+    g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
+    g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
+    g2.selectbox("Sort by", gt_views.SORTS, key=K_SORT, persist_state="session")
+    g3.text_input("Find a restaurant", key=K_SEARCH, persist_state="session", placeholder="name contains …",
+                  on_change=_on_search, args=(frame,), help="Selects the first match; the grid shows every match.")
+    g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
+    grid = gt_views.verdict_grid(frame, flips_only=st.session_state.get(K_FLIPS, False),
+                                 sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
+                                 search=st.session_state.get(K_SEARCH) or "")
+    names = gt_views.display_names(frame)
+    order = grid["business_id"].to_list() + sorted(set(names) - set(grid["business_id"].to_list()),
+                                                   key=lambda b: names[b].lower())
+    if st.session_state.get(K_REST) not in names:
+        st.session_state[K_REST] = order[0]
+    selected = st.session_state[K_REST]
+    shown = grid if st.session_state.get(K_ALL_ROWS) else grid.head(GRID_ROWS)
+    if selected not in shown["business_id"].to_list():  # the selection stays visible in the grid
+        shown = pl.concat([shown, grid.filter(pl.col("business_id") == selected)])
+    labels = [k_label(k) for k in choice.ks]
+    if st.session_state.get(K_AT) not in labels:
+        st.session_state[K_AT] = "50" if "50" in labels else labels[0]
+    grid_col, detail_col = st.columns([5, 6], gap="large")
+    with grid_col:
+        if grid.height == 0:
+            st.info("No restaurant matches.")
+        else:
+            long = gt_views.grid_long(frame, shown["business_id"].to_list())
+            spec_key = ("grid", *key, tuple(shown["business_id"].to_list()), selected)
+            st.vega_lite_chart(cache.chart_spec(spec_key, lambda: charts.verdict_grid_chart(
+                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame))),
+                key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
+            st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, number = score, "
+                       "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
+    with detail_col:
+        judge_param = _detail(ws, dataset, frame, choice, order, names, labels, key)
+    with st.expander("The grid as a table (sortable)"):
+        config = {"name": st.column_config.TextColumn("restaurant", pinned=True),
+                  "path": st.column_config.TextColumn("verdict along K", width="large"),
+                  "changes": st.column_config.NumberColumn("verdict changes"),
+                  "max_score": st.column_config.NumberColumn("max score", format="%.2f")}
+        config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
+                       for c in grid.columns if c.startswith("K")})
+        st.dataframe(grid.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
+                     column_config=config)
+    return selected, judge_param
+
+
+def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, order: list[str],
+            names: dict[str, str], labels: list[str], key: tuple) -> str | None:
+    r1, r2 = st.columns([3, 1])
+    business_id = r1.selectbox("Restaurant", order, key=K_REST, persist_state="session",
+                               format_func=lambda b: names.get(b, b))
+    r2.selectbox("K for the tables", labels, key=K_AT, persist_state="session")
+    series = gt_views.score_series(frame, business_id)
+    path = gt_views.verdict_grid(frame).filter(pl.col("business_id") == business_id)["path"].to_list()
+    st.caption(safe("Verdict along K: {p}", p=path[0]))
+    mine = frame.filter(pl.col("business_id") == business_id)
+    if "short_of_k" in mine.columns and mine["short_of_k"].any():
+        st.caption(f"{mine['n_reviews_stored'][0]:,} reviews stored: K above that uses them all.")
+    chosen = cache.resolved(ws, choice.definition)
+    st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
+        series, gt_views.thresholds(chosen.definition, chosen.constants))), key="gt.score_chart", width="stretch")
+    judge_param = None if choice.judge == choice.status.gt_judge else choice.judge
+    st.markdown("**Open the trace**: every number of this restaurant back to its reviews")
+    link_cols = st.columns(min(3, series.height))
+    for i, row in enumerate(series.iter_rows(named=True)):
+        link_cols[i % len(link_cols)].page_link(
+            "app_pages/trace.py", icon=":material/account_tree:", label=f"K={row['k_label']} · {row['score']:.2f}",
+            query_params=gt_views.trace_params(dataset, choice.task, choice.definition, row["k"], business_id,
+                                               judge_param))
+    return judge_param
+
+
+def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_param: str | None) -> None:
+    """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
+    k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
+    table = gt_views.primitive_table(frame, k_at)
+    table = table.with_columns(pl.Series("trace", [
+        gt_views.trace_url(dataset, choice.task, choice.definition, k_at, b, judge_param)
+        for b in table["business_id"].to_list()]))
+    st.session_state[K_TABLE_IDS] = table["business_id"].to_list()
+    config: dict[str, Any] = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),
+              "score": st.column_config.NumberColumn(format="%.2f"),
+              "name": st.column_config.TextColumn("restaurant", pinned=True)}
+    for column, dtype in table.schema.items():
+        if column not in config and column not in ("verdict", "business_id"):
+            config[column] = (st.column_config.NumberColumn(gt_views.label(column), format="%.2f")
+                              if dtype == pl.Float64 else gt_views.label(column))
+    st.dataframe(table.drop("business_id"), hide_index=True, width="stretch", placeholder="—", height=360, key=K_TABLE,
+                 on_select=_on_table_select, selection_mode="single-row", column_config=config)
+    chosen = str(st.session_state.get(K_REST) or "")
+    names = gt_views.display_names(frame)
+    st.caption(safe("Selected: {name} (shown in the panel above and outlined in the grid). Select a row to pick "
+                    "another restaurant; 'open trace' opens its trace in a new tab.", name=names.get(chosen, "")))
