@@ -148,19 +148,3 @@ def ordinal_auprc(
     out["ordinal_nap"] = float(np.mean(naps)) if naps else None
     out["thresholds"] = rows
     return out
-
-
-def ordinal_auprc_rows(y_true: NDArray[np.float64], y_score: NDArray[np.float64], n_levels: int) -> NDArray[np.float64]:
-    """Ordinal AUPRC of each row of (B, n) resampled labels/scores (NaN where no threshold is defined)."""
-    aps = []
-    for level in range(1, n_levels):
-        y = (y_true >= level).astype(np.float64)
-        ap = average_precision(y, y_score)
-        ap = np.where(y.sum(axis=1) == y.shape[1], np.nan, ap)  # one class: undefined
-        aps.append(ap)
-    stacked = np.vstack(aps)
-    with np.errstate(invalid="ignore"):
-        defined = ~np.isnan(stacked)
-        total = np.where(defined, stacked, 0.0).sum(axis=0)
-        count = defined.sum(axis=0)
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
