@@ -55,14 +55,17 @@ def resample_index(n: int, *, n_boot: int, seed: int) -> NDArray[np.int64]:
     return np.random.default_rng(seed).integers(0, max(n, 1), size=(n_boot, n))
 
 
-def draw_counts(index: NDArray[np.int64], n: int) -> NDArray[np.float64]:
-    """How often each restaurant is drawn in each resample: (B, n) from a (B, n) index matrix."""
+def draw_counts(index: NDArray[np.int64], n: int) -> NDArray[np.float32]:
+    """How often each restaurant is drawn in each resample: (B, n) from a (B, n) index matrix.
+
+    float32 holds these counts and their sums exactly (far below 2**24) and halves the memory.
+    """
     b = index.shape[0]
-    flat = (index + (np.arange(b) * n)[:, None]).ravel()
-    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float64)
+    flat = (index + (np.arange(b, dtype=index.dtype) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float32)
 
 
-def weighted_average_precision(y: NDArray[Any], score: NDArray[np.float64], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+def weighted_average_precision(y: NDArray[Any], score: NDArray[np.float64], weights: NDArray[Any]) -> NDArray[np.float64]:
     """AP of every row of ``weights`` (B, n) (sample i repeated weights[b, i] times); NaN when a row
     has no positive or no negative.
 
@@ -70,20 +73,42 @@ def weighted_average_precision(y: NDArray[Any], score: NDArray[np.float64], weig
     >>> weighted_average_precision(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]), w).round(4).tolist()
     [0.8333, 0.75]
     """
-    order = np.argsort(-score, kind="stable")
-    s = score[order]
-    yw = weights[:, order] * y[order]
-    w = weights[:, order]
-    ends = np.flatnonzero(np.append(s[:-1] != s[1:], True)) if len(s) else np.array([], dtype=np.int64)
-    tp = np.cumsum(yw, axis=1)[:, ends]
-    seen = np.cumsum(w, axis=1)[:, ends]
-    positives = tp[:, -1] if len(ends) else np.zeros(weights.shape[0])
-    gained = np.diff(tp, axis=1, prepend=0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        precision = np.where(seen > 0, tp / seen, 0.0)
-        ap = (gained * precision).sum(axis=1) / positives
+    return weighted_average_precisions(np.asarray(y)[None, :], score, weights)[0]
+
+
+def weighted_average_precisions(ys: NDArray[Any], score: NDArray[np.float64], weights: NDArray[Any]) -> NDArray[np.float64]:
+    """AP for each label row of ``ys`` (L, n) and each weight row (B, n) → (L, B), one sort shared.
+
+    Samples are sorted once by score (descending); a tie group is one threshold, scored at its
+    end: AP = Σ_g Δtp_g · tp_g / seen_g / P, where tp and seen are running weighted sums.
+    """
+    n = len(score)
+    if n == 0:
+        return np.full((len(ys), weights.shape[0]), np.nan)
+    if np.all(score[:-1] >= score[1:]):  # already in descending order (bootstrap_intervals sorts once)
+        order, s, w = np.arange(n), score, weights
+    else:
+        order = np.argsort(-score, kind="stable")
+        s, w = score[order], weights[:, order]
+    ends = np.flatnonzero(np.append(s[:-1] != s[1:], True))
+    ties = len(ends) < n
+    seen = np.cumsum(w, axis=1)
+    if ties:
+        seen = seen[:, ends]
+    seen[seen == 0] = 1.0  # nothing drawn yet: no positive gained there either
     total = w.sum(axis=1)
-    return np.where((positives > 0) & (positives < total), ap, np.nan)
+    out = []
+    for y in ys:
+        wy = w * np.asarray(y, dtype=w.dtype)[order]
+        tp = np.cumsum(wy, axis=1)
+        if ties:
+            tp = tp[:, ends]
+            wy = np.diff(tp, axis=1, prepend=0.0)  # positives gained per tie group
+        positives = tp[:, -1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives
+        out.append(np.where((positives > 0) & (positives < total), ap, np.nan))
+    return np.vstack(out)
 
 
 def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -91,9 +116,9 @@ def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.flo
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
-def scores_from_counts(table: SampleTable, weights: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+def scores_from_counts(table: SampleTable, weights: NDArray[Any]) -> dict[str, NDArray[np.float64]]:
     """Every headline score (and process component) for each row of ``weights`` (B, n)."""
-    sums = weights @ table.counts  # (B, columns)
+    sums = weights @ table.counts.astype(weights.dtype)  # (B, columns); exact for counts < 2**24
     col = {name: sums[:, i] for i, name in enumerate(COUNT_COLUMNS)}
     out: dict[str, NDArray[np.float64]] = {}
     num = np.zeros(weights.shape[0])
@@ -108,11 +133,11 @@ def scores_from_counts(table: SampleTable, weights: NDArray[np.float64]) -> dict
     out["consistency_score"] = 100.0 * _ratio(col["consistent"], col["consistency_total"])
     out["accuracy"] = _ratio(col["correct"], col["has_gt"])
     has_gt = ~np.isnan(table.gt_ordinal)
-    gt = table.gt_ordinal[has_gt]
-    sc = table.score[has_gt]
-    w = weights[:, has_gt]
-    aps = np.vstack([weighted_average_precision((gt >= level).astype(np.float64), sc, w)
-                     for level in range(1, table.n_levels)]) if len(gt) else np.full((1, weights.shape[0]), np.nan)
+    gt, sc, w = table.gt_ordinal, table.score, weights
+    if not has_gt.all():
+        gt, sc, w = gt[has_gt], sc[has_gt], weights[:, has_gt]
+    levels = np.vstack([(gt >= level) for level in range(1, table.n_levels)])
+    aps = weighted_average_precisions(levels, sc, w)
     defined = ~np.isnan(aps)
     out["ordinal_auprc"] = _ratio(np.where(defined, aps, 0.0).sum(axis=0), defined.sum(axis=0).astype(np.float64))
     return out
@@ -131,6 +156,8 @@ def interval(values: NDArray[np.float64], *, level: float = 0.95) -> dict[str, A
 def bootstrap_intervals(table: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """95 % percentile intervals of every headline score and process component (restaurants resampled)."""
     n = len(table.business_ids)
+    # Restaurants in descending score order first, so the AP pass needs no gather per resample.
+    table = table.take([table.business_ids[i] for i in np.argsort(-table.score, kind="stable")])
     weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
     scores = scores_from_counts(table, weights)
     return {"method": "percentile bootstrap over restaurants", "n_boot": n_boot, "seed": seed, "level": level,

@@ -98,6 +98,22 @@ def claimed_incidents(evidences: Sequence[Mapping[str, Any]], policy: Policy) ->
     return out
 
 
+class _PolicyScorer:
+    """``policy.score_incidents`` memoised on (severities and modifiers of the claims, categories):
+    most restaurants of a run share a handful of claim patterns (above all: none)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.cache: dict[tuple[Any, ...], Any] = {}
+
+    def __call__(self, claims: Sequence[Mapping[str, Any]], categories: str | None) -> Any:
+        key = (tuple(sorted((c["severity"], tuple(c["modifiers"])) for c in claims)), categories)
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self.cache[key] = self.policy.score_incidents(claims, categories)
+        return hit
+
+
 def _collapse(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
@@ -143,6 +159,7 @@ def process_components(
     *,
     review_texts: Mapping[str, str] | None = None,
     categories: Mapping[str, str | None] | None = None,
+    claims: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The five process components over the structured samples, with per-sample counts.
 
@@ -150,9 +167,11 @@ def process_components(
     whose GT has no ``incidents`` key does not count toward the incident components.
     ``review_texts`` (review_id → text of the restaurant's first K reviews) decides snippet
     validity and which claimed incidents are valid for verdict support; without it snippet
-    validity is null and every claimed incident counts as valid.
+    validity is null and every claimed incident counts as valid. ``claims`` (business_id →
+    :func:`claimed_incidents`) saves recomputing them.
     """
     mod_labels = [m.label for m in policy.modifiers]
+    scorer = _PolicyScorer(policy)
     claimed_n = matched_n = sev_ok = mod_ok = mod_n = 0
     support_ok = support_n = snip_ok = snip_n = 0
     per_sample = []
@@ -161,15 +180,15 @@ def process_components(
         if evidences is None:
             continue
         bid = str(s.get("business_id"))
-        claims = claimed_incidents(evidences, policy)
+        mine = claims[bid] if claims is not None else claimed_incidents(evidences, policy)
         g = gt.get(bid) or {}
-        row: dict[str, Any] = {"business_id": bid, "claimed": [c["review_id"] for c in claims], "matched": [],
+        row: dict[str, Any] = {"business_id": bid, "claimed": [c["review_id"] for c in mine], "matched": [],
                                "gt_checked": "incidents" in g, "n_claimed": 0, "n_severity_correct": 0,
                                "n_modifier_checks": 0, "n_modifier_correct": 0, "n_snippets": 0, "n_snippets_valid": 0}
         if row["gt_checked"]:
             gt_inc = {str(i.get("review_id")): i for i in g.get("incidents") or []}
-            row["n_claimed"] = len(claims)
-            for c in claims:
+            row["n_claimed"] = len(mine)
+            for c in mine:
                 gi = gt_inc.get(c["review_id"])
                 if gi is None:
                     continue
@@ -181,9 +200,9 @@ def process_components(
                     row["n_modifier_correct"] += int((label in gmods) == (label in c["modifiers"]))
         verdict = s.get("verdict")
         if verdict:
-            valid = [c for c in claims if review_texts is None or c["review_id"] in review_texts]
+            valid = [c for c in mine if review_texts is None or c["review_id"] in review_texts]
             cats = (categories or {}).get(bid, g.get("categories"))
-            recomputed = policy.score_incidents(valid, cats)
+            recomputed = scorer(valid, cats)
             row["recomputed_verdict"] = recomputed.verdict
             row["recomputed_score"] = recomputed.score
             row["supported"] = recomputed.verdict == verdict
@@ -223,6 +242,7 @@ def consistency_details(
     policy: Policy,
     *,
     categories: Mapping[str, str | None] | None = None,
+    claims: Mapping[str, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """SPEC §5.3: recompute each verdict from all claimed incidents; score = 100·consistent/total.
 
@@ -230,14 +250,15 @@ def consistency_details(
     when none does.
     """
     rows = []
+    scorer = _PolicyScorer(policy)
     for s in samples:
         evidences = evidences_of(s.get("parsed"))
         verdict = s.get("verdict")
         if not verdict or not evidences:
             continue
         bid = str(s.get("business_id"))
-        claims = claimed_incidents(evidences, policy)
-        result = policy.score_incidents(claims, (categories or {}).get(bid))
+        mine = claims[bid] if claims is not None else claimed_incidents(evidences, policy)
+        result = scorer(mine, (categories or {}).get(bid))
         rows.append({"business_id": bid, "method_verdict": verdict, "computed_verdict": result.verdict,
                      "computed_score": result.score, "is_consistent": result.verdict == verdict,
                      "n_evidences": len(evidences)})

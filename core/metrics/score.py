@@ -8,7 +8,6 @@ uses, by the run's ``policy_id`` (default ``G1_allergy_V2``).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -121,11 +120,6 @@ def _gt_for(sample: Mapping[str, Any], gt: Mapping[str, Mapping[str, Any]] | Non
     return hit
 
 
-def _claims_any(sample: Mapping[str, Any], policy: Policy) -> bool:
-    ev = evidences_of(sample.get("parsed"))
-    return ev is not None and bool(claimed_incidents(ev, policy))
-
-
 def score_results(
     results: dict,
     *,
@@ -153,7 +147,11 @@ def score_results(
     """
     if not isinstance(results, Mapping) or not isinstance(results.get("results"), list):
         raise ValueError("results must be a dict with a 'results' list of samples (SPEC §4.2)")
-    out = copy.deepcopy(dict(results))
+    out = dict(results)  # shallow: samples are copied one level below, the input is never modified
+    for i, s in enumerate(results["results"]):
+        if not isinstance(s, Mapping) or "business_id" not in s:
+            raise ValueError(f"results[{i}] must be an object with business_id (SPEC §4.2)")
+    out["results"] = [dict(s) for s in results["results"]]
     policy = resolve_policy(policy_id or out.get("policy_id"))
     scale = verdict_scale(policy)
     samples: list[dict[str, Any]] = out["results"]
@@ -173,10 +171,15 @@ def score_results(
     y_score, ranking = ranking_scores(scored, scale)
     auprc = ordinal_auprc(y_true, y_score, scale=scale)
     auprc["ranking_score"] = ranking
+    claims: dict[str, list[dict[str, Any]]] = {}
+    for s in scored:
+        ev = evidences_of(s.get("parsed"))
+        claims[str(s.get("business_id"))] = claimed_incidents(ev, policy) if ev is not None else []
     gt_has_incidents = {b: g for b, g in gt_rows.items() if "incidents" in g}
-    proc = process_components(scored, gt_has_incidents, policy, review_texts=review_texts, categories=categories)
+    proc = process_components(scored, gt_has_incidents, policy, review_texts=review_texts, categories=categories,
+                              claims=claims)
     comps = process_score(proc["components"])
-    cons = consistency_details(scored, policy, categories=categories)
+    cons = consistency_details(scored, policy, categories=categories, claims=claims)
     verdicts_true = [s["gt_verdict"] for s in scored]
     verdicts_pred: list[Any] = [s.get("verdict") for s in scored]
     correct = sum(bool(s["correct"]) for s in scored)
@@ -187,7 +190,7 @@ def score_results(
     intermediate = {
         "macro_f1": macro_f1_score(verdicts_true, verdicts_pred, labels=scale),
         "false_positive_rate": false_positive_rate([v == scale[0] for v in verdicts_true],
-                                                   [_claims_any(s, policy) for s in scored]),
+                                                   [bool(claims[str(s.get("business_id"))]) for s in scored]),
         "primitive_accuracy": prim, "adjusted_auprc": adjusted, **proc["counts"],
         "per_sample": proc["per_sample"],
     }
@@ -213,6 +216,9 @@ def score_results(
 
 def _primitive_accuracy(scored: Sequence[Mapping[str, Any]], gt_rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     pred, truth = [], []
+    names = {k for tol in PRIMITIVE_TOLERANCES.values() for k in tol}
+    if not any(names & set(g) for g in gt_rows.values()):  # GT without primitives (ADDM layout)
+        return {"per_primitive": {}, "mean": None, "formula": None}
     for s in scored:
         parsed = s.get("parsed")
         if isinstance(parsed, Mapping):
