@@ -55,7 +55,9 @@ if mode == MODES[0]:
         scale = list(run.get("verdict_scale") or ["Low Risk", "High Risk", "Critical Risk"])
         st.vega_lite_chart(ur.chart_spec("conf", stamp, lambda: rc.confusion_chart(frames["confusion"], scale)))
     with t_cons:
-        st.dataframe(frames["consistency"], hide_index=True, width="stretch", column_config={"business_id": None})
+        st.dataframe(frames["consistency"], hide_index=True, width="stretch", column_config={
+            "business_id": None, "method_verdict": "method verdict", "computed_verdict": "recomputed verdict",
+            "computed_score": NUM("recomputed score", format="%g")})
     with t_rest:
         f1, f2, f3 = st.columns([1, 2, 1])
         which = f1.selectbox("Show", ["all", "incorrect", "correct"], key=K_CORRECT)
