@@ -17,6 +17,7 @@ import polars as pl
 import streamlit as st
 
 from core.db import Database
+from core.gt_views.grid import trace_params
 from core.metrics import score_results
 from core.metrics import views as mv
 from core.metrics.io import RESULTS_NAME, load_results
@@ -98,11 +99,16 @@ def review_texts(_db: Database, root: str, dataset: str | None, review_ids: tupl
     return dict(zip(frame["review_id"].to_list(), frame["text"].to_list(), strict=True))
 
 
+def trace_query(run: dict[str, Any], business_id: str) -> dict[str, str]:
+    """The Trace page's query parameters for this restaurant at the run's K and policy."""
+    return trace_params(str((run.get("config") or {}).get("dataset") or ""), str(run.get("task_id") or "G1a"),
+                        str(run.get("policy_id") or ""), run.get("k") if isinstance(run.get("k"), int) else None,
+                        business_id)
+
+
 def trace_link(run: dict[str, Any], business_id: str) -> str:
-    """The Trace page URL of this restaurant at the run's K and policy."""
-    query = {"dataset": (run.get("config") or {}).get("dataset") or "", "formula": run.get("policy_id") or "",
-             "k": run.get("k") if run.get("k") is not None else "all", "business_id": business_id}
-    return "/trace?" + urllib.parse.urlencode(query)
+    """The Trace page URL of this restaurant at the run's K and policy (shareable)."""
+    return "/trace?" + urllib.parse.urlencode(trace_query(run, business_id))
 
 
 def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: str) -> None:
@@ -123,7 +129,8 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
                        "cost": st.column_config.NumberColumn(format="$%.4f"),
                        "recomputed verdict": st.column_config.TextColumn(
                            help="The policy's verdict from the method's valid claimed incidents (SPEC §5.2)")})
-    st.markdown(f"[Open this restaurant in Trace ↗]({trace_link(run, business_id)})")
+    st.page_link("app_pages/trace.py", label="Open this restaurant in Trace", icon=":material/account_tree:",
+                 query_params=trace_query(run, business_id), help=trace_link(run, business_id))
     if sample.get("error"):
         st.error("Sample error:")
         st.text(sample["error"])

@@ -49,8 +49,8 @@ def test_drilldown_filters_and_shows_evidence(app_factory, results_ws):
     assert set(table["gt_verdict"]) == {"Critical Risk"}
     bid = at.selectbox(key="results.business_id").value
     assert bid in set(table["business_id"])
-    links = [m.value for m in at.markdown if "/trace?" in m.value]
-    assert links and f"business_id={bid}" in links[0] and "formula=G1_allergy_V2" in links[0]
+    links = [el.proto for el in at.get("page_link") if "Trace" in el.proto.label]
+    assert links and f"business_id={bid}" in links[0].help and "formula=G1_allergy_V2" in links[0].help
     evidence = next(d.value for d in at.dataframe if "snippet_found" in d.value.columns)
     assert len(evidence) >= 1 and evidence["snippet_found"].all()  # snippets quote the review texts
     assert any(c.value.startswith("<b>raw</b>") for c in at.code)  # raw response as text, never HTML
