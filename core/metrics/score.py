@@ -49,8 +49,11 @@ def resolve_policy(policy_id: str | None) -> Policy:
 
 def verdict_scale(policy: Policy) -> tuple[str, ...]:
     """The policy's ordered verdicts (lowest first); Low/High/Critical Risk when it names none."""
-    scale = getattr(policy, "verdicts", None)
-    return tuple(scale) if scale else VERDICTS
+    for attr in ("verdicts", "verdict_scale", "scale"):  # whichever name the policy language gives it
+        scale = getattr(policy, attr, None)
+        if scale and not isinstance(scale, str):
+            return tuple(scale)
+    return VERDICTS
 
 
 def _number(x: Any) -> float | None:
