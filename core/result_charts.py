@@ -85,7 +85,7 @@ def k_chart(frame: pl.DataFrame) -> AnyChart:
         x=x, y=alt.Y("score_pct:Q", title="score (%)", scale=alt.Scale(zero=False)), color=color,
         tooltip=["method:N", "k:O", alt.Tooltip("score_pct:Q", format=".1f"), alt.Tooltip("low_pct:Q", format=".1f"),
                  alt.Tooltip("high_pct:Q", format=".1f")])
-    err = alt.Chart().mark_errorbar(ticks=True).encode(x=x, y=alt.Y("low_pct:Q", title="score (%)"), y2="high_pct:Q",
-                                                      color=color)
+    err = alt.Chart().mark_rule(strokeWidth=2, opacity=0.6).encode(
+        x=x, y=alt.Y("low_pct:Q", title="score (%)"), y2="high_pct:Q", color=color)
     return alt.layer(err, line, data=frame).properties(width=300, height=200).facet(
         facet=alt.Facet("metric:N", title=None, sort=["AUPRC", "Process", "Consistency", "Accuracy"]), columns=2)
