@@ -93,3 +93,20 @@ def test_rewritten_results_file_is_read_again(app_factory, results_ws, tmp_path)
     at.run()
     assert not at.exception
     assert at.metric[0].value == "12.3%"
+
+
+def test_unscored_results_file_is_scored_in_memory_only(app_factory, small_demo, tmp_path):
+    from tests.core.metrics_helpers import run, sample
+
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root)
+    samples = [sample(f"b{i}", {"verdict": v, "risk_score": float(i), "evidences": []}, gt_verdict=g)
+               for i, (v, g) in enumerate([("Low Risk", "Low Risk"), ("High Risk", "High Risk"), ("Low Risk", "High Risk")])]
+    folder = root / "runs" / "made_elsewhere"
+    folder.mkdir(parents=True)
+    text = json.dumps(run(samples, run_id="made_elsewhere"))
+    (folder / "results.json").write_text(text, encoding="utf-8")
+    at = _open(app_factory, root)
+    # GT from gt_verdict: 2 of 3 right; ≥High ranked by risk_score 0,1,2 with y 0,1,1 → AP 1
+    assert at.metric[0].value == "100.0%" and at.metric[3].value == "66.7%"
+    assert (folder / "results.json").read_text(encoding="utf-8") == text  # nothing written
