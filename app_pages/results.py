@@ -11,6 +11,7 @@ from core.ui import results as ur
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
 K_CORRECT, K_GT, K_ERR, K_REST, K_BUCKET = "results.correct", "results.gt", "results.errors", "results.business_id", "results.bucket"
+K_ALL_K = "results.k_all_runs"
 MODES = ("One run", "Compare runs")
 NUM = st.column_config.NumberColumn
 
@@ -22,8 +23,7 @@ stamps = ur.run_stamps(ws.runs_dir)
 if not stamps:
     st.info(f"No runs yet in {ws.runs_dir} (runs/*/results.json). Start one on the Runs page or with `python -m core run`.")
     st.stop()
-index = ur.run_index(stamps)
-labels = index["label"].to_list()
+labels = ur.run_names(stamps)  # folder names: only the runs a view shows are read
 mode = st.radio("View", MODES, key=K_MODE, horizontal=True, label_visibility="collapsed")
 
 if mode == MODES[0]:
@@ -41,7 +41,8 @@ if mode == MODES[0]:
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
     st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}** (SPEC §5.1)"
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
-               + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}")
+               + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
+               + f" · K={run.get('k')} · policy {run.get('policy_id')}")
     t_rank, t_proc, t_verd, t_cons, t_rest = st.tabs(["Ranking", "Process", "Verdicts", "Consistency", "Restaurants"])
     with t_rank:
         st.dataframe(frames["thresholds"], hide_index=True, width="stretch",
@@ -115,7 +116,11 @@ else:
     st.dataframe(b.filter(pl.col("bucket") == bucket), hide_index=True, width="stretch", column_config={
         "business_id": None, "bucket": None, "gt_verdict": "GT verdict", "baseline_verdict": "baseline verdict",
         "verdict": f"verdict of {other}"})
-    by_k = ur.scores_by_k(stamps)
+    st.markdown("**Each score against K per method** (95 % intervals)")
+    every = st.checkbox(f"all {len(stamps)} runs in the workspace (reads each once)", key=K_ALL_K)
+    k_stamps = stamps if every else picked
+    by_k = ur.scores_by_k(k_stamps)
     if by_k["k"].n_unique() > 1:
-        st.markdown("**Each score against K per method**, every run in the workspace (95 % intervals)")
-        st.vega_lite_chart(ur.chart_spec("k", stamps, lambda: rc.k_chart(by_k)))
+        st.vega_lite_chart(ur.chart_spec("k", k_stamps, lambda: rc.k_chart(by_k)))
+    else:
+        st.caption("These runs share one K: compare runs at several K, or tick all runs.")

@@ -185,6 +185,7 @@ def _results_steps(at, root: Path) -> list[Step]:
         ("Results: change the baseline", lambda: at.selectbox(key="results.baseline").set_value(
             at.selectbox(key="results.baseline").options[-1])),
         ("Results: list newly fixed", lambda: at.selectbox(key="results.bucket").set_value("newly fixed")),
+        ("Results: score against K, all runs", lambda: at.checkbox(key="results.k_all_runs").check()),
         ("Results: back to one run", lambda: at.radio(key="results.mode").set_value("One run")),
     ]
 

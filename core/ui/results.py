@@ -34,6 +34,11 @@ def run_stamps(runs_root: Path) -> tuple[Stamp, ...]:
     return tuple(sorted(out, key=lambda s: (-s[1], s[0])))
 
 
+def run_names(stamps: tuple[Stamp, ...]) -> list[str]:
+    """The run folder names of ``stamps`` (the run ids), in the same order; read nothing."""
+    return [Path(s[0]).parent.name for s in stamps]
+
+
 @st.cache_resource(max_entries=512, show_spinner=False)
 def load_run(stamp: Stamp) -> dict[str, Any]:
     """The scored run of one results.json (read once per stamp; never mutate the returned dict)."""
@@ -41,21 +46,6 @@ def load_run(stamp: Stamp) -> dict[str, Any]:
     if payload.get("unified_scores") is None:
         payload = score_results(payload)
     return payload
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def run_index(stamps: tuple[Stamp, ...]) -> pl.DataFrame:
-    """One row per run: label, run_id, method, model, K, N, dataset, policy, and its stamp position."""
-    rows = []
-    for i, stamp in enumerate(stamps):
-        r = load_run(stamp)
-        rows.append({"pos": i, "label": mv.run_label(r), "run_id": str(r.get("run_id")), "method": str(r.get("method")),
-                     "model": str(r.get("model")), "k": r.get("k") if isinstance(r.get("k"), int) else None,
-                     "n": len(r.get("results") or []), "dataset": (r.get("config") or {}).get("dataset"),
-                     "policy": r.get("policy_id")})
-    return pl.DataFrame(rows, schema={"pos": pl.Int64, "label": pl.Utf8, "run_id": pl.Utf8, "method": pl.Utf8,
-                                      "model": pl.Utf8, "k": pl.Int64, "n": pl.Int64, "dataset": pl.Utf8,
-                                      "policy": pl.Utf8})
 
 
 @st.cache_data(max_entries=256, show_spinner=False)

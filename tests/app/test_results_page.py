@@ -71,7 +71,9 @@ def test_two_runs_compared_with_paired_differences_and_buckets(app_factory, resu
     assert set(buckets) == {"newly failing", "newly fixed", "still failing", "still right"}
     assert sum(buckets.values()) == 12
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
-    assert len(specs) == 2  # scores with intervals, and score against K (runs at K 25 and 50)
+    assert len(specs) == 1  # scores with intervals; the two newest runs share K = 50
+    at.checkbox(key="results.k_all_runs").check().run()
+    assert len(at.get("vega_lite_chart")) == 2  # + score against K over every run (K 25 and 50)
     at.selectbox(key="results.baseline").set_value(chosen[1]).run()
     assert not at.exception, at.exception
 

@@ -60,5 +60,7 @@ def test_two_runs_compared(chromium_browser, results_server):
         body = page.inner_text("body")
         assert "newly failing" in body and "still right" in body
         page.get_by_text("Each score against K per method").wait_for(timeout=20_000)
+        page.get_by_text("runs in the workspace").click()
+        page.get_by_test_id("stVegaLiteChart").nth(1).wait_for(timeout=60_000)  # the score-against-K chart
     finally:
         page.close()
