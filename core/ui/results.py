@@ -9,6 +9,8 @@ A results.json without metric fields is scored in memory from each sample's ``gt
 
 from __future__ import annotations
 
+import atexit
+import gc
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from core.metrics import views as mv
 from core.metrics.io import RESULTS_NAME, load_results
 
 Stamp = tuple[str, int, int]
+atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen objects at exit
 
 
 def run_stamps(runs_root: Path) -> tuple[Stamp, ...]:
@@ -45,6 +48,10 @@ def load_run(stamp: Stamp) -> dict[str, Any]:
     payload = load_results(stamp[0])
     if payload.get("unified_scores") is None:
         payload = score_results(payload)
+    # A run is ~10⁵ small JSON objects that live as long as the cache: move them out of the cyclic
+    # GC's generations, or every full collection walks all loaded runs (300+ ms pauses with 50 runs).
+    # JSON has no reference cycles, so reference counting still frees a run the cache evicts.
+    gc.freeze()
     return payload
 
 
