@@ -232,9 +232,9 @@ def show_export() -> None:
         data=lambda: export.to_jsonl(export.consensus_rows(store, project, include_models=include_models)),
         file_name=f"{project.name}_consensus.jsonl", mime="application/jsonl")
     if st.button("Write both to the workspace", key="label_review.write"):
-        result = export.export_project(store, project, ws.labels_dir / project.name, include_models=include_models)
+        result = export.export_project(store, project, ws.labels_export_dir(project.name), include_models=include_models)
         st.success(f"Wrote {result['n_reviews']:,} reviews and {result['n_consensus']:,} consensus lines to "
-                   f"`{ws.labels_dir / project.name}`.")
+                   f"`{ws.labels_export_dir(project.name)}`.")
 
 
 def show_raters() -> None:

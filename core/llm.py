@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 from core.errors import WorkbenchError
 from core.files import append_jsonl, read_jsonl_log
-from core.settings import env, openai_settings
+from core.settings import env, openai_settings, redact
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
@@ -118,7 +118,7 @@ def describe_error(exc: BaseException) -> str:
     status = getattr(exc, "status_code", None)
     message = str(getattr(exc, "message", None) or exc).splitlines()[0] if str(exc) else ""
     kind = type(exc).__name__
-    return f"{kind} {status}: {message}" if status else f"{kind}: {message}"
+    return redact(f"{kind} {status}: {message}" if status else f"{kind}: {message}")
 
 
 def parse_json_content(content: str | None) -> tuple[Any, str | None]:

@@ -95,8 +95,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_role)
 
 
-def _store(args: argparse.Namespace) -> LabelStore:
-    args.workspace.ensure()
+def _store(args: argparse.Namespace, *, create: bool = False) -> LabelStore:
+    """The workspace's label store; only commands that write (``create``) create the workspace."""
+    if create:
+        args.workspace.ensure()
+    else:
+        args.workspace.require()
     return open_store(args.workspace.root)
 
 
@@ -111,7 +115,7 @@ def _project(store: LabelStore, name: str | None) -> labeling_items.Project:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     settings: dict[str, Any] = {}
     if args.guidelines:
         settings["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
@@ -137,7 +141,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_import_items(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     project = _project(store, args.project)
     if bool(args.path) == bool(args.from_dataset):
         raise ValueError("give either a file path or --from-dataset NAME")
@@ -154,7 +158,7 @@ def cmd_import_items(args: argparse.Namespace) -> int:
 
 
 def cmd_import_reviews(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     project = _project(store, args.project)
     with cli_progress("import reviews", enabled=not args.no_progress) as progress:
         report = import_reviews(store, project, args.path, create_items=args.create_items, progress=progress)
@@ -167,7 +171,7 @@ def cmd_import_reviews(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args)
     project = _project(store, args.project)
-    out = Path(args.out) if args.out else args.workspace.labels_dir / project.name
+    out = Path(args.out) if args.out else args.workspace.labels_export_dir(project.name)
     result = export_project(store, project, out, include_models=args.include_models)
     lines = [f"{n} -> {path}" for n, path in result["reviews"].items()]
     lines.append(f"{result['n_consensus']:,} consensus lines -> {result['consensus']}")
@@ -239,7 +243,7 @@ def cmd_consensus(args: argparse.Namespace) -> int:
 
 
 def cmd_role(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     set_role(store, args.code, args.role)
     emit(args, {"code": args.code, "role": args.role}, f"{args.code} is now {args.role}")
     return 0
