@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
 import threading
@@ -190,7 +191,8 @@ def clean_leftovers(ws: Workspace) -> list[str]:
     return removed
 
 
-def judge_lock(ws: Workspace, dataset: str, task: str, judge_file: str) -> contextlib.AbstractContextManager[None]:
-    """The lock of one judge run of (dataset, task, judge); ``judge_file`` is the log's file stem."""
-    return hold(lock_path(ws, "judge", dataset, task, judge_file),
-                f"a judge run of {judge_file!r} on {dataset}/{task}")
+def judge_lock(ws: Workspace, dataset: str, task: str, judge: str) -> contextlib.AbstractContextManager[None]:
+    """The lock of one judge run of (dataset, task, judge): one run per triple at a time, so no
+    review is paid for twice and no conflicting duplicates are stored."""
+    key = hashlib.sha256(judge.encode("utf-8")).hexdigest()[:16]  # any judge id, a fixed-size name
+    return hold(lock_path(ws, "judge", dataset, task, key), f"a judge run of {judge!r} on {dataset}/{task}")

@@ -28,6 +28,7 @@ from core.ground_truth import (
     trace_gt_ws,
 )
 from core.ground_truth.export import export_gt
+from core.judgments import resolve_judge, stale_count
 
 ACTIONS = ("compute", "import", "list", "trace")
 
@@ -71,8 +72,14 @@ def _compute(args: argparse.Namespace) -> int:
              f"{'K':>6} {'Low':>7} {'High':>7} {'Critical':>9}"]
     lines += [f"{k_label(r['k']):>6} {r['Low']:>7} {r['High']:>7} {r['Critical']:>9}" for r in dist.iter_rows(named=True)]
     lines += [f"wrote {w['path']}" for w in result.files]
+    stale = stale_count(args.workspace, args.dataset, args.task,
+                        resolve_judge(args.workspace, args.dataset, args.task, args.judge))
+    if stale:
+        lines.append(f"{stale:,} judgments left out as stale: their review's text changed since it was judged "
+                     "(judge --resume judges them again; judgments prune retires them)")
     emit(args, {"definition": result.definition, "layout": result.layout, "files": result.files,
-                "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0]}, "\n".join(lines))
+                "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0],
+                "stale_judgments": stale}, "\n".join(lines))
     return 0
 
 

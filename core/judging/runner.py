@@ -13,6 +13,7 @@ not stored. The judge's xnot-style extraction log (SPEC §2.4,
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -23,7 +24,8 @@ import polars as pl
 
 from core.errors import WorkbenchError
 from core.judging.base import Judge, is_failure, review_key
-from core.judgments import append_judgments, judged_keys
+from core.judgments import append_judgments, judged_keys, stale_count
+from core.locks import judge_lock
 from core.progress import Progress, no_progress
 from core.tasks import get_task
 from core.workspace import Workspace
@@ -51,13 +53,14 @@ class JudgingPlan:
     restaurants: pl.DataFrame  # business_id, name, matched (int): every restaurant of the dataset
     done_keys: frozenset[tuple[str, int]] = field(default_factory=frozenset)
     matched_keys: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+    stale: int = 0  # reviews whose stored judgment is of another text (judged again)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset, "task": self.task, "judge": self.judge_id,
             "prompt_version": self.prompt_version, "matched": self.matched, "to_judge": len(self.rows),
             "already_judged": self.already_judged, "in_pending_batches": self.in_pending_batches,
-            "without_text": self.without_text, "limit": self.limit, "resume": self.resume,
+            "without_text": self.without_text, "limit": self.limit, "resume": self.resume, "stale": self.stale,
         }
 
 
@@ -163,6 +166,7 @@ def plan_judging(
         in_pending_batches=sum(1 for k in keys if k in pending and k not in skip_done),
         without_text=without_text, limit=limit, resume=resume, restaurants=restaurants,
         done_keys=frozenset(k for k in keys if k in done), matched_keys=frozenset(keys),
+        stale=stale_count(ws, dataset, spec.task_id, judge.judge_id),
     )
 
 
@@ -212,7 +216,23 @@ def execute_judging(
         raise ValueError(f"the plan is for judge {plan.judge_id!r}, not {judge.judge_id!r}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-    progress = progress or no_progress
+    with judge_lock(plan.ws, plan.dataset, plan.task, plan.judge_id):
+        return _execute(_fresh(plan), judge, concurrency=concurrency, progress=progress or no_progress)
+
+
+def _fresh(plan: JudgingPlan) -> JudgingPlan:
+    """The plan without the reviews a run that finished since it was made has judged (under the lock)."""
+    if not plan.resume or not plan.rows:
+        return plan
+    done = judged_keys(plan.ws, plan.dataset, plan.task, plan.judge_id)
+    rows = tuple(r for r in plan.rows if review_key(r) not in done)
+    if len(rows) == len(plan.rows):
+        return plan
+    return dataclasses.replace(plan, rows=rows, already_judged=plan.already_judged + len(plan.rows) - len(rows),
+                               done_keys=frozenset(plan.done_keys | done))
+
+
+def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Progress) -> JudgingReport:
     report = JudgingReport(plan.dataset, plan.task, plan.judge_id, matched=plan.matched, planned=len(plan.rows),
                            skipped=plan.already_judged)
     state = _RunState(plan, report)
