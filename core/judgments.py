@@ -259,9 +259,11 @@ def latest(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def judged_keys(ws: Workspace, dataset: str, task: str, judge: str) -> set[tuple[str, int]]:
-    """Review keys ``(business_id, idx)`` the judge has a current stored judgment for (parse
-    errors too; a stale judgment of another text does not count)."""
-    df = split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0].select(KEY).unique()
+    """Review keys ``(business_id, idx)`` the judge has a finished judgment for: the latest current
+    record is not a parse error (a parse error may be a transient bad answer: ``--resume`` asks
+    again) and a stale judgment of another text does not count."""
+    df = latest(split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0])
+    df = df.filter(pl.col("parse_error").is_null()).select(KEY).unique()
     return set(zip(df["business_id"].to_list(), df["idx"].to_list(), strict=True))
 
 

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 KSpec = int | None | str | Sequence[int | None | str]
 
 
+K_MAX = 1_000_000_000  # above any restaurant's review count; larger values overflow the idx column
+
+
 def normalize_ks(ks: KSpec) -> list[int | None]:
     """A list of K values: positive ints, or None (= all reviews); "all" and "25,50" are accepted.
 
@@ -61,10 +64,12 @@ def normalize_ks(ks: KSpec) -> list[int | None]:
         else:
             try:
                 k = int(value)
-            except (TypeError, ValueError):
-                raise ValueError(f"invalid K {item!r}: use a positive integer or 'all'") from None
+            except (TypeError, ValueError, OverflowError):
+                raise ValueError(f"invalid K {str(item)[:40]!r}: use a positive integer or 'all'") from None
             if k <= 0 or isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError(f"invalid K {item!r}: K must be a positive integer or 'all'")
+            if k > K_MAX:
+                raise ValueError(f"invalid K {str(item)[:40]!r}: K must be at most {K_MAX:,} (or 'all')")
         if k not in out:
             out.append(k)
     if not out:

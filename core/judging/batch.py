@@ -225,7 +225,7 @@ def _store_results(ws: Workspace, dataset: str, task: str, entry: dict[str, Any]
                                                      f"{error.get('message', error) if isinstance(error, dict) else error}"))
             continue
         completion = judge.llm.completion_from_body(response.get("body") or {}, batch=True)
-        judge.llm.record(row["cache_key"], completion)
+        judge.llm.record(row["cache_key"], completion, json_expected=True)
         if (row["business_id"], int(row["idx"])) not in stored:
             records.append(judge.record_from_completion(row, completion, batch_id=entry["batch_id"]))
     report.failures.extend(make_failure(r, "no result in the batch output") for cid, r in requests.items()

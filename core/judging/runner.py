@@ -2,8 +2,10 @@
 
 Only keyword-matched reviews are judged (SPEC §2), so the dataset needs its keyword index. The
 plan lists the matched reviews that still need a judgment of this judge: with ``resume`` every
-review key already in the judge's log is skipped (parse errors included: they are stored
-judgments), as is every review waiting in a submitted, uncollected batch. Execution appends each
+review key with a finished judgment in the judge's log is skipped (a parse error is stored but
+asked again, since a bad answer may be transient; a judgment of a since-changed text is stale and
+judged again), as is every review waiting in a submitted, uncollected batch. One run per
+(dataset, task, judge) at a time (:func:`core.locks.judge_lock`). Execution appends each
 finished judgment to the log at once (``append_judgments``, fsync), so killing the process loses
 at most the calls in flight and a resumed run repeats no stored one. Failed calls are reported,
 not stored. The judge's xnot-style extraction log (SPEC §2.4,
@@ -193,7 +195,7 @@ class _RunState:
             append_judgments(self.plan.ws, self.plan.dataset, self.plan.task, self.plan.judge_id, judgments)
             self.report.judged += len(judgments)
             self.report.parse_errors += sum(1 for r in judgments if r.get("parse_error"))
-            self.done.update(review_key(r) for r in judgments)
+            self.done.update(review_key(r) for r in judgments if not r.get("parse_error"))
         self.write_log()
 
     def write_log(self, *, force: bool = False) -> None:
