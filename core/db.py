@@ -134,6 +134,14 @@ class Database:
                 )
                 self._view_state[spec.name] = state
 
+    def require_dataset(self, dataset: str) -> str:
+        """``dataset`` after checking its tables still match its lock (SPEC §1.4); every read of one
+        dataset's rows calls this first. Raises UnknownNameError or LockError."""
+        from core.datasets.lock import require_verified  # core.datasets sits above this module
+
+        require_verified(Workspace(self.root), dataset)
+        return dataset
+
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cursor", None)
         if cur is None:

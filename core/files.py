@@ -120,13 +120,13 @@ def atomic_dir(target: str | Path, *, staging: str | Path | None = None) -> Iter
     (readers see the old folder or the new one, never none), then deleted.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     where = Path(staging) if staging is not None else target.parent
     where.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=where))
     os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the renamed folder gets the usual permissions
     try:
         yield tmp
+        target.parent.mkdir(parents=True, exist_ok=True)  # only now: a failed write creates no folder
         old = None
         if target.exists():
             if _exchange(tmp, target):

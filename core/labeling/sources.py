@@ -228,7 +228,9 @@ def dataset_review_items(
 
     from core.db import Database
 
-    frame = Database(ws.root).query(
+    db = Database(ws.root)
+    db.require_dataset(dataset)  # the dataset's tables must still match its lock (SPEC §1.4)
+    frame = db.query(
         "SELECT r.business_id, r.review_id, r.idx, r.date, r.stars, r.text, s.name, s.city "
         "FROM reviews r LEFT JOIN restaurants s ON s.dataset = r.dataset AND s.business_id = r.business_id "
         "WHERE r.dataset = $dataset AND r.text IS NOT NULL ORDER BY r.business_id, r.idx",
