@@ -12,6 +12,7 @@ from core.errors import WorkbenchError
 from core.ground_truth import distribution_by_k, gt_filename, k_label
 from core.judgments import set_gt_judge
 from core.tasks import task_ids
+from core.ui import judges as ui_judges
 from core.workspace import Workspace
 
 K_TASK, K_DEF, K_KS, K_JUDGE = "gt.task", "gt.definition", "gt.ks", "gt.judge"
@@ -96,6 +97,8 @@ judge = c_judge.selectbox("Judge", judges, key=K_JUDGE, persist_state="session",
                           help="Whose judgments the GT uses (human overrides are applied on top).")
 st.caption(f"**{definition}**: {gt_views.md_escape(gt_views.describe(definition))}")
 
+ui_judges.offline_note(ws, dataset, task, judge, judges, definition, ks)
+
 # -- judging status ------------------------------------------------------------------------------
 summary = (f"{status.judged:,} judged by {status.gt_judge}" if status.judged is not None
            else f"{len(judges)} judge(s), no GT judge chosen" if judges else "no judgments yet")
@@ -122,7 +125,7 @@ with st.expander(f"Judging status · {summary}", expanded=not status.ready):
     use_openai = st.toggle(f"Use the OpenAI-compatible judge ({status.openai_model or 'model from env'})",
                            key=K_USE_OPENAI, disabled=not status.openai,
                            help="Configured through OPENAI_API_KEY / OPENAI_BASE_URL and WORKBENCH_JUDGE_MODEL.")
-    label = "Build the keyword index and judge with " + ("the OpenAI judge" if use_openai else "heuristic-v1")
+    label = "Build the keyword index and judge with " + ("the OpenAI judge" if use_openai else "the offline judge heuristic-v2")
     if not status.runnable:
         st.caption("This dataset stores no review text (made from a judgments file), so nothing can be judged here.")
     if st.button(label, key="gt.run", type="primary" if not status.ready else "secondary",
@@ -143,6 +146,9 @@ with st.expander(f"Judging status · {summary}", expanded=not status.ready):
         st.success(f"{r['judge']}: judged {r['judged']:,} reviews ({r['parse_errors']} parse errors, "
                    f"{r['failures']} failures, {r['skipped_already_judged']:,} already judged) in {r['seconds']} s"
                    + (" · keyword index built" if r["index_built"] else ""))
+
+with st.expander("Compare judges", expanded=False):
+    ui_judges.render_compare_judges(ws, dataset, task, judges, defs, ks)
 
 if not status.ready:
     st.info("No judgments for this dataset and task yet: run the judge above, `python -m core judge`, or import "

@@ -203,6 +203,10 @@ PLANTED: dict[str, tuple[str, ...]] = {
         Honestly the {nut} on {adish} made the dish.
         Everything fried here is cooked in peanut oil, which gives it a great flavor.
     """),
+    "near_miss": lines("""
+        Even with my anaphylaxis history I had a lovely meal here.
+        My {member} had a reaction of pure joy to {adish}.
+    """),
     "false_friend": lines("""
         We waited about {mins} minutes for a table, which was fine.
         Food came out within {mins} minutes.

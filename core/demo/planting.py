@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from core.errors import UnknownNameError
 
-KINDS = ("incident", "interaction", "secondhand", "hypothetical", "mention", "false_friend")
+KINDS = ("incident", "interaction", "secondhand", "hypothetical", "mention", "false_friend", "near_miss")
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,8 @@ def secondhand(severity: str, interaction: str = "none", *, stars: int | None = 
 HYPOTHETICAL = Plant("hypothetical", account="hypothetical")
 MENTION = Plant("mention")
 FALSE_FRIEND = Plant("false_friend")
+# Names a reaction or a condition but reports no incident: heuristic-v1 reads one, v2 does not.
+NEAR_MISS = Plant("near_miss")
 
 
 @dataclass(frozen=True)
@@ -221,8 +223,10 @@ def _background_plant(rng: random.Random, rich: bool) -> Plant:
         return positive(assurance=rng.random() < 0.15)
     if r < 0.50:
         return FALSE_FRIEND
-    if r < 0.91:
+    if r < 0.905:
         return MENTION
+    if r < 0.91:
+        return NEAR_MISS
     if r < 0.96:
         return HYPOTHETICAL
     return secondhand(rng.choice(("mild", "moderate", "severe")))

@@ -23,14 +23,16 @@ def index_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 
 
 def judge_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
-    """Judge the keyword-matched reviews with the offline heuristic judge and make it the GT judge."""
+    """Judge the keyword-matched reviews with both offline heuristic judges (v1 kept for the
+    "Compare judges" view) and make heuristic-v2 the GT judge."""
     from core.judging import execute_judging, make_judge, plan_judging
     from core.judgments import set_gt_judge
     from core.tasks import get_task
 
-    judge = make_judge("heuristic", get_task(DEMO_TASK))
-    plan = plan_judging(ws, DEMO_DATASET, DEMO_TASK, judge)
-    execute_judging(plan, judge, progress=progress or no_progress)
+    for kind in ("heuristic", "heuristic-v2"):
+        judge = make_judge(kind, get_task(DEMO_TASK))
+        plan = plan_judging(ws, DEMO_DATASET, DEMO_TASK, judge)
+        execute_judging(plan, judge, progress=progress or no_progress)
     set_gt_judge(ws, DEMO_DATASET, DEMO_TASK, judge.judge_id)
 
 

@@ -59,6 +59,27 @@ class Formula:
         return merged
 
 
+def deep_freeze(value: Any) -> Any:
+    """``value`` with every dict made a read-only mapping and every list a tuple, all the way down.
+
+    Formula constants are shared by every user and every formula built from them: nothing may
+    change them in place (a what-if passes new values instead).
+
+    >>> frozen = deep_freeze({"CUISINE_RISK": {"Thai": 2.0}, "KS": [25, 50]})
+    >>> frozen["CUISINE_RISK"]["Thai"] = 99
+    Traceback (most recent call last):
+    ...
+    TypeError: 'mappingproxy' object does not support item assignment
+    >>> frozen["KS"]
+    (25, 50)
+    """
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: deep_freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(deep_freeze(v) for v in value)
+    return value
+
+
 def exact_div(numerator: pl.Expr, denominator: float) -> pl.Expr:
     """``numerator / denominator`` with IEEE division (polars would multiply by the reciprocal)."""
     return numerator.cast(pl.Float64).map_batches(
@@ -385,14 +406,14 @@ def _registry() -> dict[str, Formula]:
         "v1": Formula(
             name="v1", version="v1", task="G1a",
             description="G1a allergy risk, xnot formula v1: incidents × recency × credibility − safety credit + cuisine",
-            constants=MappingProxyType(V1_CONSTANTS), compute=compute_v1, record_fields=V1_FIELDS,
+            constants=deep_freeze(V1_CONSTANTS), compute=compute_v1, record_fields=V1_FIELDS,
             rounding=MappingProxyType(V1_ROUNDING), review_columns=g1a_review_columns,
             incident_columns=g1a_incident_columns, aggregations=g1a_aggregations, count_fields=G1A_COUNTS, trace=MappingProxyType(V1_TRACE),
         ),
         "v2": Formula(
             name="v2", version="v2", task="G1a",
             description="G1a allergy risk, xnot formula G1a-v2: trust-weighted incidents, trajectory, silence penalty",
-            constants=MappingProxyType(V2_CONSTANTS), compute=compute_v2, record_fields=V2_FIELDS,
+            constants=deep_freeze(V2_CONSTANTS), compute=compute_v2, record_fields=V2_FIELDS,
             rounding=MappingProxyType(V2_ROUNDING), review_columns=g1a_review_columns,
             incident_columns=g1a_incident_columns, aggregations=g1a_aggregations, count_fields=G1A_COUNTS, trace=MappingProxyType(V2_TRACE),
         ),

@@ -91,7 +91,7 @@ def judging_status(ws: Workspace, dataset: str, task: str) -> JudgingStatus:
 def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: bool = False,
                         progress: Progress | None = None) -> dict[str, Any]:
     """Build the keyword index when it is missing or stale, then judge every matched review not
-    judged yet (heuristic-v1, or the configured OpenAI-compatible model). Returns a report.
+    judged yet (heuristic-v2, or the configured OpenAI-compatible model). Returns a report.
 
     Raises:
         WorkbenchError: dataset missing or changed, or no model configured for ``use_openai``.
@@ -112,7 +112,7 @@ def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: b
 
         judge = make_judge("openai", spec, cache=workspace_cache(ws))
     else:
-        judge = make_judge("heuristic", spec)
+        judge = make_judge("heuristic-v2", spec)
     plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
     report = execute_judging(plan, judge, progress=lambda d, t, m: progress(d, t, f"judging: {m}"))
     return {"index_built": built is not None, "judge": judge.judge_id, **report.as_dict(), "plan": plan.as_dict()}

@@ -141,9 +141,26 @@ class _Review:
         return False
 
 
-def _severity_cues(rv: _Review, has_context: bool, fired: list, suppressed: list) -> tuple[list[Cue], bool]:
+@dataclass(frozen=True)
+class Profile:
+    """One version of the rules: v1 reads every reaction cue; v2 adds the precision rules.
+
+    ``strict`` (v2) drops a cue that names a condition rather than an event ("my anaphylaxis
+    case", "her anaphylactic allergy"), and an incident that only names a reaction ("had an
+    allergic reaction") with no symptom or treatment anywhere in the review: when unsure, none.
+    """
+
+    judge_id: str
+    rules: R.RuleSet
+    strict: bool
+
+
+def _severity_cues(
+    rv: _Review, has_context: bool, fired: list, suppressed: list, profile: Profile | None = None
+) -> tuple[list[Cue], bool]:
     """Surviving severity cues, and whether any was dropped as hypothetical."""
-    matches = rv.matches(_SEV_RULES)
+    profile = profile or V1
+    matches = rv.matches(profile.rules)
     if "er" in rv.low:
         matches += [("emergency_room", m) for m in R.ER.finditer(rv.text)]
     cues, hypothetical = [], False
@@ -161,12 +178,20 @@ def _severity_cues(rv: _Review, has_context: bool, fired: list, suppressed: list
             why = "routine mention (carrying it is not using it)"
         elif _SEV_LEVEL[rule] == "mild" and R.FOOD_POISONING.search(rv.sentence(i)):
             why = "food poisoning, not an allergic reaction"
+        elif profile.strict and R.CONDITION_NOT_EVENT.match(rv.text, m.start()) and not R.EVENT_VERB.search(clause):
+            why = "names the condition, not a reaction that happened"
         entry = {"rule": f"severity:{rule}", "value": _SEV_LEVEL[rule], "sentence": i, "match": m.group()}
         if why:
             suppressed.append({**entry, "why": why})
         else:
             fired.append(entry)
             cues.append(Cue(rule, _SEV_LEVEL[rule], i, m.start(), m.end()))
+    if profile.strict and cues and all(c.rule in R.GENERIC_REACTION for c in cues):
+        for c in cues:
+            fired[:] = [f for f in fired if not (f["rule"] == f"severity:{c.rule}" and f["sentence"] == c.sentence)]
+            suppressed.append({"rule": f"severity:{c.rule}", "value": c.kind, "sentence": c.sentence,
+                               "match": rv.text[c.start:c.end], "why": "a reaction named without a symptom or treatment"})
+        cues = []
     return cues, hypothetical
 
 
@@ -221,8 +246,13 @@ def _staff_cue(rv: _Review, rule: str, m: re.Match[str]) -> tuple[str, str, int,
     return rule, kind, i, None
 
 
-def _staff(rv: _Review, incident: bool, fired: list, suppressed: list) -> tuple[str, Cue | None]:
-    """(safety_interaction, deciding cue): betrayal > negative > positive (an assurance that held is care)."""
+def _staff(rv: _Review, incident: bool, fired: list, suppressed: list,
+           reaction_at: int | None = None) -> tuple[str, Cue | None]:
+    """(safety_interaction, deciding cue): betrayal > negative > positive (an assurance that held is care).
+
+    With ``reaction_at`` (v2: the incident's sentence) only an assurance given before the reaction
+    makes a betrayal; one after it is the staff's reply to the complaint.
+    """
     found: dict[str, list[Cue]] = {"assurance": [], "negative": [], "positive": []}
     for name, m in rv.matches(_STAFF_RULES) if rv.has_context else []:
         rule, kind, i, why = _staff_cue(rv, name, m)
@@ -232,6 +262,13 @@ def _staff(rv: _Review, incident: bool, fired: list, suppressed: list) -> tuple[
             continue
         fired.append(entry)
         found[kind].append(Cue(rule, kind, i, m.start(), m.end()))
+    if reaction_at is not None:
+        late = [c for c in found["assurance"] if c.sentence > reaction_at]
+        for c in late:
+            fired[:] = [f for f in fired if not (f["rule"] == f"staff:{c.rule}" and f["sentence"] == c.sentence)]
+            suppressed.append({"rule": f"staff:{c.rule}", "value": c.kind, "sentence": c.sentence,
+                               "match": rv.text[c.start:c.end], "why": "said after the reaction: a reply, not a claim"})
+        found["assurance"] = [c for c in found["assurance"] if c.sentence <= reaction_at]
     if found["assurance"] and incident:
         return "betrayal", found["assurance"][0]
     if found["negative"]:
@@ -253,7 +290,7 @@ def _concern(rv: _Review, busy: set[int]) -> int | None:
     return None
 
 
-def judge_text(text: str | None) -> tuple[dict[str, str], str, dict[str, Any]]:
+def judge_text(text: str | None, profile: Profile | None = None) -> tuple[dict[str, str], str, dict[str, Any]]:
     """Judge one review text: ``(fields, excerpt, raw)``; ``raw`` says which rules fired and why.
 
     >>> fields, excerpt, raw = judge_text("Loved it. I ate the satay and my lips swelled up, so I took Benadryl.")
@@ -262,17 +299,19 @@ def judge_text(text: str | None) -> tuple[dict[str, str], str, dict[str, Any]]:
     >>> excerpt
     'I ate the satay and my lips swelled up, so I took Benadryl.'
     """
+    profile = profile or V1
     rv = _Review(text or "")
     fired: list[dict[str, Any]] = []
     suppressed: list[dict[str, Any]] = []
-    cues, hypothetical = _severity_cues(rv, rv.has_context, fired, suppressed)
+    cues, hypothetical = _severity_cues(rv, rv.has_context, fired, suppressed, profile)
     severity, account, excerpt_sentence = "none", "none", None
     if cues:
         top = max(cues, key=lambda c: (SEVERITY_RANK[c.kind], -c.start))
         severity, excerpt_sentence = top.kind, top.sentence
         account, rule = _account(rv, min((c for c in cues if c.sentence == top.sentence), key=lambda c: c.start))
         fired.append({"rule": rule, "value": account, "sentence": top.sentence})
-    staff, staff_cue = _staff(rv, severity != "none", fired, suppressed)
+    reaction_at = excerpt_sentence if profile.strict and severity != "none" else None
+    staff, staff_cue = _staff(rv, severity != "none", fired, suppressed, reaction_at)
     if excerpt_sentence is None and staff_cue is not None:
         excerpt_sentence = staff_cue.sentence
     if severity == "none":
@@ -286,17 +325,27 @@ def judge_text(text: str | None) -> tuple[dict[str, str], str, dict[str, Any]]:
             excerpt_sentence = concern if excerpt_sentence is None else excerpt_sentence
     fields = {"incident_severity": severity, "account_type": account, "safety_interaction": staff}
     excerpt = rv.sentence(excerpt_sentence) if excerpt_sentence is not None else ""
-    return fields, excerpt, {"rules_version": RULES_VERSION, "fired": fired, "suppressed": suppressed}
+    return fields, excerpt, {"rules_version": profile.judge_id, "fired": fired, "suppressed": suppressed}
+
+
+V1 = Profile(JUDGE_ID, _SEV_RULES, strict=False)
+V2 = Profile("heuristic-v2", R.RuleSet([(r, p) for r, _, p, _ in (*R.SEVERITY_RULES, *R.SEVERITY_RULES_V2)]), strict=True)
+_SEV_LEVEL.update({r: lvl for r, lvl, _, _ in R.SEVERITY_RULES_V2})
+_SEV_NEEDS_CONTEXT.update({r: ctx for r, _, _, ctx in R.SEVERITY_RULES_V2})
+PROFILES = {p.judge_id: p for p in (V1, V2)}
 
 
 class HeuristicJudge:
-    """The ``heuristic-v1`` judge (G1a rules); fast in bulk, so the runner calls it with all rows."""
+    """A heuristic judge (G1a rules; ``heuristic-v1`` by default, ``heuristic-v2`` with the
+    precision rules); fast in bulk, so the runner calls it with all rows."""
 
-    judge_id = JUDGE_ID
-    prompt_version = RULES_VERSION
     concurrent = False
 
-    def __init__(self, task: Any) -> None:
+    def __init__(self, task: Any, version: str = JUDGE_ID) -> None:
+        if version not in PROFILES:
+            raise WorkbenchError(f"unknown heuristic judge {version!r}; valid: {', '.join(PROFILES)}")
+        self.profile = PROFILES[version]
+        self.judge_id = self.prompt_version = version
         if task.task_id not in SUPPORTED_TASKS:
             raise WorkbenchError(
                 f"the heuristic judge has rules for {', '.join(SUPPORTED_TASKS)} only, not {task.task_id}; "
@@ -308,7 +357,7 @@ class HeuristicJudge:
         """One judgment record per row (``raw`` = the rules that fired)."""
         out = []
         for row in review_rows:
-            fields, excerpt, raw = judge_text(row.get("text"))
+            fields, excerpt, raw = judge_text(row.get("text"), self.profile)
             out.append(make_record(
                 row, task=self.task.task_id, judge=self.judge_id, prompt_version=self.prompt_version,
                 fields=fields, excerpt=excerpt, raw=raw,
@@ -317,3 +366,15 @@ class HeuristicJudge:
 
 
 register_judge_kind(JudgeKind("heuristic", "heuristic-v1: deterministic G1a rules over the text (no LLM)", HeuristicJudge))
+
+
+class HeuristicV2Judge(HeuristicJudge):
+    """``heuristic-v2``: v1's rules plus the precision rules (see :class:`Profile`)."""
+
+    def __init__(self, task: Any) -> None:
+        super().__init__(task, "heuristic-v2")
+
+
+register_judge_kind(JudgeKind(
+    "heuristic-v2", "heuristic-v2: G1a rules tuned for precision (no LLM; the demo's default)", HeuristicV2Judge,
+))

@@ -89,6 +89,23 @@ SEVERITY_RULES: tuple[tuple[str, str, str, bool], ...] = (
      r"\b(?:had|have|having|got|get|suffered|experienced|went into|caused|triggered) (?:a |an |my )?(?:allergic )?"
      r"(?:reaction|response)\b|\breacted\b", False),
 )
+# heuristic-v2's extra cues: a tingling mouth however it is said, allergy medicine by name.
+SEVERITY_RULES_V2: tuple[tuple[str, str, str, bool], ...] = (
+    ("tingling_mouth", "mild",
+     r"\b(?:mouth|throat|lips?|tongue) (?:began|started) to (?:itch|tingle|burn|swell)\b", False),
+    ("allergy_medicine", "moderate", r"\ballergy (?:medicine|medication|meds|pills?)\b", False),
+)
+# Cues that only name a reaction; heuristic-v2 wants a symptom or a treatment beside them.
+GENERIC_REACTION = frozenset({"had_reaction", "mild_reaction", "bad_reaction", "severe_reaction"})
+# A condition, not an event: "anaphylaxis case", "anaphylactic allergy" (``.match`` at the cue's start).
+CONDITION_NOT_EVENT = re.compile(
+    r"(?:anaphyla\w*|epi-?\s?pens?)\s+(?:case|allerg\w*|condition|history|risk|patient|sufferer|kid|child)\b", _I,
+)
+# …unless the clause says it happened ("went into", "had", "needed", "used").
+EVENT_VERB = re.compile(
+    r"\b(?:went into|go into|going into|had|having|suffered|experienced|caused|triggered|needed|used|use|gave|"
+    r"administer\w*|jab\w*|inject\w*)\b", _I,
+)
 ER = re.compile(r"\b(?:ER|E\.R\.)(?=\W|$)")  # case-sensitive: "er" is in every other word
 
 # An allergy, an allergen, or a diet: any of these in a review makes a generic cue (hospital,
@@ -244,6 +261,7 @@ TRIGGERS: dict[str, tuple[str, ...]] = {
     "checked_kitchen": ("check", "came out", "came over", "made sure", "serious", "went through", "walked",
                         "knowledgeable", "explained", "without"),
     "allergen_info": ("allergy", "allergen"), "felt_safe": ("felt", "feel"),
+    "tingling_mouth": ("mouth", "throat", "lip", "tongue"), "allergy_medicine": ("allergy",),
 }
 ALL_TRIGGERS = tuple(sorted({t for words in TRIGGERS.values() for t in words}, key=lambda t: (-len(t), t)))
 _TRIGGER_RE = re.compile(r"\b(?:" + "|".join(re.escape(t) for t in ALL_TRIGGERS) + ")")

@@ -109,7 +109,7 @@ def test_gt_page_without_judgments_offers_the_run_button(app_factory, workspace)
     run = next(b for b in at.button if b.key == "gt.run")
     run.click().run()
     assert not at.exception, at.exception
-    assert any("heuristic-v1: judged 12 reviews" in s.value for s in at.success)
+    assert any("heuristic-v2: judged 12 reviews" in s.value for s in at.success)
     assert _metrics(at)["Judged (GT judge)"] == "12"
     assert len(_distribution(at)) == 4
 

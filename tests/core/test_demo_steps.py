@@ -22,7 +22,7 @@ def test_full_demo_has_index_judgments_and_gt_by_k(tmp_path):
     stats = index_stats(ws, "demo")
     assert stats["current"] and stats["tasks"]["G1a"]["reviews"] == 20_000
     judges = list_judges(ws, "demo", "G1a")
-    assert [j["judge"] for j in judges] == ["heuristic-v1"] and get_gt_judge(ws, "demo", "G1a") == "heuristic-v1"
+    assert [j["judge"] for j in judges] == ["heuristic-v1", "heuristic-v2"] and get_gt_judge(ws, "demo", "G1a") == "heuristic-v2"
     assert judges[0]["n"] == stats["tasks"]["G1a"]["matches"]  # only keyword-matched reviews are judged
 
     files = list_gt_files(ws)

@@ -291,3 +291,15 @@ def test_rounding_is_applied_per_spec():
     assert "review_density" not in f.rounding and "incident_score" not in f.rounding
     raw = compute_gt_frame(CASE, RESTAURANTS, "v1", [None], rounded=False)
     assert row(raw, "a", None)["credibility_factor"] == pytest.approx(3.1931471805599454)
+
+
+def test_formula_constants_are_deeply_immutable():
+    """Writing into a nested constant table raised nothing before and changed v1 and v2 at once."""
+    from core.ground_truth import FORMULAS
+
+    for name in ("v1", "v2"):
+        with pytest.raises(TypeError):
+            FORMULAS[name].constants["CUISINE_RISK"]["Thai"] = 99  # type: ignore[index]
+        with pytest.raises(TypeError):
+            FORMULAS[name].constants["BASE_RISK"] = 0  # type: ignore[index]
+    assert FORMULAS["v1"].constants["CUISINE_RISK"]["Thai"] == FORMULAS["v2"].constants["CUISINE_RISK"]["Thai"] == 2.0

@@ -248,10 +248,10 @@ def test_judging_status_and_run_index_and_judge(workspace, judging_dataset):
     assert status.matched == 12 and status.unjudged == 12 and status.judged is None
     seen = []
     report = gt_views.run_index_and_judge(workspace, "d", "G1a", progress=lambda d, t, m: seen.append(m))
-    assert report["judge"] == "heuristic-v1" and report["judged"] == 12 and not report["index_built"]
+    assert report["judge"] == "heuristic-v2" and report["judged"] == 12 and not report["index_built"]
     assert any(m.startswith("judging") for m in seen)
     status = gt_views.judging_status(workspace, "d", "G1a")
-    assert (status.ready, status.gt_judge, status.judged, status.unjudged) == (True, "heuristic-v1", 12, 0)
+    assert (status.ready, status.gt_judge, status.judged, status.unjudged) == (True, "heuristic-v2", 12, 0)
     again = gt_views.run_index_and_judge(workspace, "d", "G1a")
     assert again["judged"] == 0 and again["skipped_already_judged"] == 12
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from core.errors import WorkbenchError
-from core.judging.heuristic import JUDGE_ID, HeuristicJudge, judge_text, sentence_spans
+from core.judging.heuristic import JUDGE_ID, V2, HeuristicJudge, judge_text, sentence_spans
 from core.judging.runner import execute_judging, plan_judging
 from core.judgment_files import read_extraction_log
 from core.judgments import judged_keys, load_judgments
@@ -19,14 +19,12 @@ from core.tasks import get_task
 FIELDS = ("incident_severity", "account_type", "safety_interaction")
 
 
-def _fields(text: str) -> tuple[str, str, str]:
-    fields, _, _ = judge_text(text)
+def _fields(text: str, profile=None) -> tuple[str, str, str]:
+    fields, _, _ = judge_text(text, profile)
     return tuple(fields[f] for f in FIELDS)  # type: ignore[return-value]
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
+HAND_CASES = [
         # severity ladder, firsthand
         ("I have a nut allergy and my stomach was upset all night.", ("mild", "firsthand", "none")),
         ("Ate the pesto and my mouth got itchy; I'm allergic to pine nuts.", ("mild", "firsthand", "none")),
@@ -69,10 +67,35 @@ def _fields(text: str) -> tuple[str, str, str]:
         ("They were very accommodating of our party of twelve.", ("none", "none", "none")),
         ("My reaction when the bill came: worth it. The coconut rice was great.", ("none", "none", "none")),
         ("I loved the walnut brownie and the gluten-free options.", ("none", "none", "none")),
-    ],
-)
+]
+# Where heuristic-v2 answers otherwise, and why (precision first: a reaction named without a
+# symptom or treatment is not enough; a condition is not an event; a reply is not an assurance).
+V2_DIFFERS = {
+    "I heard from a friend of mine that he had an allergic reaction to the pad thai.": ("none", "none", "none"),
+}
+V2_CASES = [
+    # no incident (v1 said severe); the care it describes ("took … seriously") is missed by both versions
+    ("They also took my unusual anaphylaxis case seriously.", ("none", "none", "none")),
+    ("My friend suffered an allergic reaction and we were treated rudely after the fact.", ("none", "none", "negative")),
+    ("My sister's girlfriend noticed her mouth began to tingle; luckily I had allergy medicine.",
+     ("moderate", "firsthand", "none")),
+    ("The pecan crust gave me hives. When we told the waiter he said sure, it's fine, and walked away.",
+     ("moderate", "firsthand", "none")),
+    ("The waiter assured me it was nut-free, and twenty minutes later I broke out in hives.",
+     ("moderate", "firsthand", "betrayal")),
+    ("I went into anaphylaxis after the satay and used my EpiPen.", ("severe", "firsthand", "none")),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), HAND_CASES)
 def test_hand_cases(text, expected):
     assert _fields(text) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"),
+                         [(t, V2_DIFFERS.get(t, e)) for t, e in HAND_CASES] + V2_CASES)
+def test_hand_cases_v2(text, expected):
+    assert _fields(text, V2) == expected
 
 
 def test_excerpt_is_the_verbatim_sentence_of_the_strongest_cue_and_raw_says_why():
@@ -174,24 +197,22 @@ def _accuracy(joined: pl.DataFrame) -> dict[str, float]:
     return {f: float((joined[f] == joined[f"true_{f}"]).mean()) for f in FIELDS}
 
 
-def test_agreement_with_the_demo_planted_truth(tmp_path):
-    """Per-field accuracy of heuristic-v1 on keyword-matched demo reviews vs the planted labels.
+@pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
+def test_agreement_with_the_demo_planted_truth(tmp_path, version):
+    """Per-field accuracy on keyword-matched demo reviews vs the planted labels.
 
-    Measured (seeds 7, 11, 23; 100 restaurants × 200 reviews): 1.000 on every field. The demo's
-    planted phrasings informed the lexicons, so this is an upper bound, not a real-world figure
-    (see the xnot test below for real reviews). Floor set below the measurement.
+    Measured (40 restaurants × 200 reviews): v2 1.000 on every field; v1 a little lower since the
+    demo plants "near misses" that v1 reads as incidents (for the Compare judges view). The
+    demo's planted phrasings informed the lexicons, so these are upper bounds, not real-world
+    figures (see the xnot and ADDM tests below for real reviews). Floors set below the measurements.
     """
     from core.demo import generate_demo
-    from core.keyword_index import build_index
 
     summary = generate_demo(tmp_path / "demo", n_restaurants=40, reviews_per_restaurant=200)
     from core.workspace import Workspace
 
-    ws = Workspace(tmp_path / "demo")
-    build_index(ws, "demo", tasks=["G1a"])
-    judge = HeuristicJudge(get_task("G1a"))
-    execute_judging(plan_judging(ws, "demo", "G1a", judge), judge)
-    judged = load_judgments(ws, "demo", "G1a", JUDGE_ID)
+    ws = Workspace(tmp_path / "demo")  # the demo's own steps built the index and judged with both
+    judged = load_judgments(ws, "demo", "G1a", version)
     truth = pl.read_parquet(summary["truth_path"]).select(
         "business_id", pl.col("idx").cast(pl.Int64), "kind", *[pl.col(f).alias(f"true_{f}") for f in FIELDS])
     joined = judged.join(truth, on=["business_id", "idx"], how="left").with_columns(
@@ -199,28 +220,29 @@ def test_agreement_with_the_demo_planted_truth(tmp_path):
     assert joined.height > 500
     accuracy = _accuracy(joined)
     incidents = _accuracy(joined.filter(pl.col("true_incident_severity") != "none"))
-    print(f"heuristic-v1 vs planted truth on {joined.height} matched demo reviews: {accuracy}; "
+    print(f"{version} vs planted truth on {joined.height} matched demo reviews: {accuracy}; "
           f"on planted incidents: {incidents}")
     assert all(v >= 0.95 for v in accuracy.values())
     assert all(v >= 0.9 for v in incidents.values())
 
 
 @pytest.mark.fixtures
-def test_agreement_with_real_xnot_judgments(fixtures_dir, workspace):
-    """heuristic-v1 vs xnot's gpt-5-nano judgments on the real reviews of the K25 subset.
+@pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
+def test_agreement_with_real_xnot_judgments(fixtures_dir, workspace, version):
+    """heuristic-v1 and -v2 vs xnot's gpt-5-nano judgments on the real reviews of the K25 subset.
 
-    Measured: 25 matched reviews; 1.00 / 1.00 / 1.00 (two of the 25 were fixed while building the
-    rules: "would keep me coming back" is no worry, "feeling confident with the waiter" is care).
-    A tiny sample: the floor is set well below.
+    Measured: 25 matched reviews; 1.00 / 1.00 / 1.00 for both (two of the 25 were fixed while
+    building v1: "would keep me coming back" is no worry, "feeling confident with the waiter" is
+    care). v2 must keep this subset exact; v1's floor is set well below (a tiny sample).
     """
     from core.datasets import import_dataset
     from core.keyword_index import build_index
 
     import_dataset(workspace, "x", fixtures_dir / "xnot" / "dataset_K25_subset.jsonl")
     build_index(workspace, "x", tasks=["G1a"])
-    judge = HeuristicJudge(get_task("G1a"))
+    judge = HeuristicJudge(get_task("G1a"), version)
     execute_judging(plan_judging(workspace, "x", "G1a", judge), judge)
-    judged = load_judgments(workspace, "x", "G1a", JUDGE_ID)
+    judged = load_judgments(workspace, "x", "G1a", version)
     data = json.loads((fixtures_dir / "xnot/semantic_gt/task_G1a/judgments.json").read_text())["judgments"]
     truth = pl.DataFrame([
         {"name": name, "idx": r["idx"], **{f"true_{f}": r[f] for f in FIELDS}}
@@ -229,5 +251,56 @@ def test_agreement_with_real_xnot_judgments(fixtures_dir, workspace):
     joined = judged.join(truth, on=["name", "idx"], how="inner")
     assert joined.height == judged.height >= 20
     accuracy = _accuracy(joined)
-    print(f"heuristic-v1 vs xnot gpt-5-nano on {joined.height} real reviews: {accuracy}")
-    assert all(v >= 0.8 for v in accuracy.values())
+    print(f"{version} vs xnot gpt-5-nano on {joined.height} real reviews: {accuracy}")
+    assert all(v >= (1.0 if version == "heuristic-v2" else 0.8) for v in accuracy.values())
+
+
+def _addm_truth(fixtures_dir) -> tuple[dict[str, str], dict[str, str]]:
+    """ADDM's K25 incidents (review_id → business_id) after its human overrides, and its verdicts."""
+    answers = fixtures_dir / "dev-ADDM" / "answers"
+    gt = json.loads((answers / "G1_allergy_V2_K25_groundtruth.json").read_text())["restaurants"]
+    incidents = {i["review_id"]: b for b, r in gt.items() for i in r["ground_truth"]["incidents"]}
+    for o in json.loads((answers / "judgment_overrides.json").read_text())["G1_allergy"]:
+        severity = o["corrected"].get("incident_severity")
+        if severity == "none":
+            incidents.pop(o["review_id"], None)
+        elif severity:
+            incidents[o["review_id"]] = o["business_id"]
+    return incidents, {b: r["ground_truth"]["verdict"] for b, r in gt.items()}
+
+
+@pytest.mark.fixtures
+@pytest.mark.slow
+def test_heuristic_v2_on_the_addm_dev_set(fixtures_dir, workspace):
+    """Incident precision and recall on ADDM's 100 real restaurants × 25 reviews (SPEC §3.3 incidents).
+
+    Truth: the incidents of ADDM's G1_allergy_V2 K25 GT (an LLM ensemble), corrected by its human
+    overrides: 4 incidents. Measured: heuristic-v1 precision 0.60 (3 of 5), recall 0.75 (3 of 4);
+    heuristic-v2 precision 1.00 (4 of 4), recall 1.00 (4 of 4), no false Critical at K = 25.
+    v2 was developed on this very set (two of v1's false incidents and its one miss), so these are
+    development figures, not a held-out estimate; the goals are precision ≥ 0.9, recall ≥ 0.75.
+    """
+    from core.datasets import import_dataset
+    from core.ground_truth import compute_gt
+    from core.keyword_index import build_index
+
+    truth, addm_verdicts = _addm_truth(fixtures_dir)
+    import_dataset(workspace, "dev", fixtures_dir / "dev-ADDM" / "full" / "dataset_K25.jsonl")
+    build_index(workspace, "dev", tasks=["G1a"])
+    figures = {}
+    for version in ("heuristic-v1", "heuristic-v2"):
+        judge = HeuristicJudge(get_task("G1a"), version)
+        execute_judging(plan_judging(workspace, "dev", "G1a", judge), judge)
+        judged = load_judgments(workspace, "dev", "G1a", version)
+        claimed = set(judged.filter((pl.col("account_type") == "firsthand")
+                                    & (pl.col("incident_severity") != "none"))["review_id"].to_list())
+        hits = claimed & set(truth)
+        figures[version] = (len(hits) / len(claimed), len(hits) / len(truth), len(claimed))
+        gt = compute_gt(workspace, "dev", "G1a", "G1_allergy_V2", 25, judge=version)
+        critical = gt.filter(pl.col("verdict") == "Critical Risk")["business_id"].to_list()
+        figures[version] += (sorted(b for b in critical if addm_verdicts.get(b) != "Critical Risk"),)
+    print("precision, recall, claimed, false Critical at K=25:", figures)
+    assert figures["heuristic-v1"][:3] == (0.6, 0.75, 5)  # the issue's measurement, reproduced
+    precision, recall, _, false_critical = figures["heuristic-v2"]
+    assert precision >= 0.9 and recall >= 0.75
+    assert false_critical == []

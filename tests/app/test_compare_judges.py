@@ -1,0 +1,51 @@
+"""AppTest of the Ground truth page's "Compare judges" section and its offline-judge note."""
+
+from __future__ import annotations
+
+from core.judgments import append_judgments, read_log, set_gt_judge
+from tests.core.test_gt_views import DATASET, FLIP, JUDGE, TASK, build_gt_workspace
+
+GT = "app_pages/ground_truth.py"
+
+
+def _second_judge(root, judge: str, *, drop_incidents_of: str) -> None:
+    """A copy of the tiny workspace's judgments as ``judge``, with ``drop_incidents_of``'s incidents cleared."""
+    ws = build_gt_workspace(root)
+    records = []
+    for row in read_log(ws, DATASET, TASK, JUDGE).iter_rows(named=True):
+        fields = dict(row["fields"])
+        if row["business_id"] == drop_incidents_of:
+            fields.update(incident_severity="none", account_type="none")
+        records.append({"business_id": row["business_id"], "review_id": row["review_id"], "idx": row["idx"],
+                        "prompt_version": "test", "fields": fields, "excerpt": row["excerpt"]})
+    append_judgments(ws, DATASET, TASK, judge, records)
+    return ws
+
+
+def test_compare_judges_section_shows_agreement_confusions_and_the_restaurant_that_differs(app_factory, tmp_path):
+    ws = _second_judge(tmp_path / "ws", "heuristic-v2", drop_incidents_of=FLIP)
+    set_gt_judge(ws, DATASET, TASK, "heuristic-v2")
+    at = app_factory(ws.root).run()
+    at.switch_page(GT).run()
+    assert not at.exception, at.exception
+    # the GT judge is offline: the page says so, with its agreement with the other (LLM-named) judge
+    note = " ".join(i.value for i in at.info)
+    assert "offline judge heuristic-v2" in note and f"LLM judge {JUDGE}" in note
+    at.selectbox(key="gt.compare.a").set_value(JUDGE).run()
+    at.selectbox(key="gt.compare.b").set_value("heuristic-v2").run()
+    assert not at.exception, at.exception
+    differing = next(df.value for df in at.dataframe if "Review idx" in df.value.columns)
+    assert set(differing["Restaurant"]) == {"Flip Bistro"}
+    assert all("/trace?" in link and f"business_id={FLIP}" in link for link in differing["Trace"])
+    assert set(differing["Review idx"]) == {30}  # the severe firsthand incident judge B does not see
+    assert set(differing["incident severity"]) == {"severe → none"}
+    specs = [c.proto.spec for c in at.get("vega_lite_chart")]
+    assert sum("incident severity: " in spec for spec in specs) == 1  # one heatmap per field, titled
+
+
+def test_compare_judges_needs_two_judges(app_factory, tmp_path):
+    ws = build_gt_workspace(tmp_path / "ws")
+    at = app_factory(ws.root).run()
+    at.switch_page(GT).run()
+    assert not at.exception, at.exception
+    assert any("needs two judgment sets" in c.value for c in at.caption)
