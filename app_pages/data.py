@@ -7,6 +7,7 @@ from datetime import date
 import streamlit as st
 
 from core import browse, ui
+from core.errors import WorkbenchError
 
 K_NAME, K_CAT, K_STARS, K_RPAGE = "data.name", "data.category", "data.stars", "data.restaurant_page"
 K_SELECTED, K_TEXT, K_RSTARS, K_DATES, K_VPAGE = (
@@ -21,6 +22,11 @@ dataset = ui.current_dataset(ws)
 st.title("Data")
 if not dataset:
     st.info("No dataset in this workspace. Import one with `python -m core datasets import PATH --name NAME`.")
+    st.stop()
+try:
+    db.require_dataset(dataset)  # its tables must still match its lock (SPEC §1.4)
+except WorkbenchError as exc:
+    st.error(str(exc), icon=":material/lock:")
     st.stop()
 
 if "business_id" in st.query_params:

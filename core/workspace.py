@@ -7,7 +7,9 @@ datasets/{dataset}/reviews.parquet
 datasets/{dataset}/dataset.lock.json      sha256 of sources and tables (SPEC §1.4)
 index/{dataset}/keyword_index.parquet     keyword matches for every task (SPEC §2.2)
 index/{dataset}/stats.json
-judgments/{dataset}/{task}/{judge}.jsonl  append-only judgment log per judge (SPEC §2.3)
+judgments/{dataset}/{task}/{judge}.jsonl  append-only judgment log per judge (SPEC §2.3; file name:
+                                          core.judgments.judge_file of the judge id)
+judgments/{dataset}/{task}/_retired/      stale judgments moved there by `judgments prune`
 overrides/{dataset}/{task}.jsonl          append-only human overrides (SPEC §2.5)
 gt/                                       imported and exported GT files
 runs/{run_id}/results.json                method runs (SPEC §4.2)
@@ -15,7 +17,13 @@ labels.sqlite                             label store (default; SPEC §6)
 labels/{project}/                         label exports: {dataset}_reviews.jsonl, {project}_consensus.jsonl
 cache/llm.jsonl                           LLM response cache (core.llm)
 sources/{dataset}/                        source files written by the workbench (the demo's business/review.json)
+.staging/{kind}.{name}/                   folders an import or index build is writing (cleaned up on start)
+.locks/{kind}.{name}.lock                 flock files of running imports and judge runs (core.locks)
 ```
+
+Every name that becomes part of a path goes through :func:`check_name`, and every path is built by
+a method here that goes through :meth:`Workspace.path_inside`, which refuses a path resolving
+outside the root (a ``..``, an absolute path, a symlink pointing out).
 """
 
 from __future__ import annotations
