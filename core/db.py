@@ -7,8 +7,8 @@ database (cursors share its catalog, hence its views).
 
 Views are declared in :data:`VIEWS` (other modules add theirs with :func:`register_view`). A view
 reads the files matching a glob, listed by :meth:`Database.refresh` before every query (so files
-written by another process, the CLI, show up without a restart). Only folders with a valid name
-count: a hidden staging or leftover folder (``.NAME.XXXX.tmp``) is never read. A view whose glob
+written by another process, the CLI, show up without a restart). A file under a hidden folder
+(a staging or leftover folder, ``.NAME.XXXX.tmp``) is never read. A view whose glob
 matches no file yet is an empty relation with the declared columns. A query that fails because its
 files were replaced while it ran is re-run on the new files.
 """
@@ -26,7 +26,7 @@ import duckdb
 import polars as pl
 
 from core.locks import clean_leftovers
-from core.workspace import Workspace, is_valid_name
+from core.workspace import Workspace
 
 _RETRIES = 3  # re-runs of a query whose files were replaced under it (an import's --replace)
 
@@ -102,11 +102,12 @@ class Database:
 
     # -- views -------------------------------------------------------------------------------
     def files(self, spec: ViewSpec) -> tuple[str, ...]:
-        """The files a view reads: the pattern's matches whose every folder has a valid name."""
+        """The files a view reads: the pattern's matches, without any under a hidden folder (a
+        staging or leftover folder, ``.NAME.XXXX.tmp``: no valid name starts with a dot)."""
         out = []
         for path in self.root.glob(spec.pattern):
             folders = path.relative_to(self.root).parts[:-1]
-            if all(is_valid_name(part) for part in folders) and path.is_file():
+            if not any(part.startswith(".") for part in folders) and path.is_file():
                 out.append(str(path))
         return tuple(sorted(out))
 
