@@ -76,12 +76,17 @@ def test_item2_kill_9_during_replace_leaves_a_readable_verified_workspace(tmp_pa
 
 READER = """
 import json, sys, time
+from pathlib import Path
+from core.datasets import require_verified
 from core.db import Database
+from core.workspace import Workspace
 db = Database(sys.argv[1])
+ws = Workspace(Path(sys.argv[1]))
 ok, errors, counts = 0, [], set()
 end = time.monotonic() + float(sys.argv[2])
 while time.monotonic() < end:
     try:
+        require_verified(ws, "d")  # what the Data page checks first
         counts.add(db.scalar("SELECT count(*) FROM reviews WHERE text LIKE '%allergy%'"))
         ok += 1
     except Exception as exc:
