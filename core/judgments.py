@@ -183,11 +183,16 @@ def append_judgments(ws: Workspace, dataset: str, task: str, judge: str, records
 def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:
     """``business_id, idx, current_hash``: the text hash of each review key in ``keys`` as the
     dataset stores it now (null where the review has no text or is gone). Hashes only those rows."""
-    from core.keyword_index import text_hashes
+    from core.keyword_index import INDEX_FILE, index_stats, text_hashes
 
     wanted = keys.select("business_id", pl.col("idx").cast(pl.Int64)).unique()
     if wanted.height == 0:
         return wanted.with_columns(pl.lit(None, pl.String).alias("current_hash"))
+    stats = index_stats(ws, dataset)
+    if stats is not None and stats.get("current"):  # the current index holds every review's hash
+        return (pl.scan_parquet(ws.index_dir(dataset) / INDEX_FILE)
+                .select("business_id", pl.col("idx").cast(pl.Int64), pl.col("text_hash").alias("current_hash"))
+                .join(wanted.lazy(), on=["business_id", "idx"], how="inner").collect())
     texts = (scan_reviews(ws, dataset).select("business_id", pl.col("idx").cast(pl.Int64), "text")
              .join(wanted.lazy(), on=["business_id", "idx"], how="inner").collect())
     return texts.with_columns(text_hashes(texts["text"]).alias("current_hash")).drop("text")

@@ -37,7 +37,7 @@ COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetime at 400 days
 MODEL_RATER_PREFIX = "llm:"
 _CODE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{1,63}")
 _SHORT_CODE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")  # stored codes may be 1 character (imports)
-_STORED_CODE_RE = re.compile(r"[^\s<>\"'`\\]{1,200}")  # e-mails of signed-in users, llm:org/model:tag
+_STORED_CODE_RE = re.compile(r"[^\s<>\"`\\]{1,200}")  # e-mails of signed-in users, llm:org/model:tag
 REVIEW_ROLES = ("adjudicator", "admin")
 
 

@@ -37,7 +37,7 @@ from tests.core.safety_helpers import ROOT, cli
 EDITED = "Careful: my daughter had an anaphylactic reaction here, we used her EpiPen and went to the hospital."
 
 
-def _dataset(ws, texts: dict[int, str] | None = None, *, replace: bool = False) -> None:
+def _dataset(ws, texts: dict[int, str] | None = None, *, replace: bool = False, index: bool = True) -> None:
     texts = texts or {}
     rests, reviews = [], []
     for r in range(2):
@@ -47,7 +47,8 @@ def _dataset(ws, texts: dict[int, str] | None = None, *, replace: bool = False) 
                             "date": "2020-01-01 12:00:00", "stars": 3.0,
                             "text": texts.get(i, text) if r == 0 else text})
     write_dataset(ws, "d", pl.DataFrame(rests), pl.DataFrame(reviews), sources=[], layout="test", replace=replace)
-    build_index(ws, "d", tasks=["G1a"])
+    if index:
+        build_index(ws, "d", tasks=["G1a"])
 
 
 def _judge(ws, *, resume: bool = True):
@@ -65,8 +66,10 @@ def test_item3_a_judgment_of_another_text_is_stale_for_gt_and_resume_and_prune_r
     before = load_judgments(workspace, "d", "G1a").filter(pl.col("business_id") == "biz0", pl.col("idx") == 0)
     assert before["incident_severity"].item() != "severe"
 
-    _dataset(workspace, {0: EDITED, 1: EDITED}, replace=True)  # edit two judged texts, re-import, re-index
-    assert stale_count(workspace, "d", "G1a", plan.judge_id) == 2
+    _dataset(workspace, {0: EDITED, 1: EDITED}, replace=True, index=False)  # edit two judged texts, re-import
+    assert stale_count(workspace, "d", "G1a", plan.judge_id) == 2  # hashed from the texts (index out of date)
+    build_index(workspace, "d", tasks=["G1a"])  # re-index
+    assert stale_count(workspace, "d", "G1a", plan.judge_id) == 2  # read from the current index
     current = load_judgments(workspace, "d", "G1a")
     assert current.height == len(ALLERGY_TEXTS) * 2 - 2  # the stale two are absent from GT's input
     assert current.filter(pl.col("business_id") == "biz0", pl.col("idx") < 2).height == 0
