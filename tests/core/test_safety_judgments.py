@@ -180,7 +180,3 @@ def _try(workspace) -> str:
             return "free"
     except LockBusyError:
         return "busy"
-
-
-def test_item3_plain_texts_are_not_judged_and_hash_is_xnot_compatible():
-    assert text_hash(PLAIN_TEXTS[0]) == __import__("hashlib").sha256(PLAIN_TEXTS[0].encode()).hexdigest()[:16]
