@@ -27,6 +27,11 @@ ui.page_header("Data", "Restaurants and their reviews as stored, newest review f
 if not dataset:
     st.info("No dataset in this workspace. Import one with `python -m core datasets import PATH --name NAME`.")
     st.stop()
+try:
+    db.require_dataset(dataset)  # its tables must still match its lock (SPEC §1.4)
+except WorkbenchError as exc:
+    st.error(str(exc), icon=":material/lock:")
+    st.stop()
 
 if "business_id" in st.query_params:
     st.session_state[K_SELECTED] = st.query_params["business_id"]

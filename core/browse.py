@@ -85,7 +85,7 @@ def _paged(db: Database, view: str, columns: str, where: str, order: str, params
 def list_restaurants(db: Database, dataset: str, f: RestaurantFilter, *, page: int = 0, page_size: int = 50) -> Page:
     """Restaurants of ``dataset`` matching ``f``, by name, one page of them."""
     where, params = _restaurant_where(f)
-    params["dataset"] = dataset
+    params["dataset"] = db.require_dataset(dataset)
     return _paged(db, "restaurants", "business_id, name, categories, city, state, stars, n_reviews", where,
                   "name, business_id", params, page, page_size)
 
@@ -96,7 +96,7 @@ def categories(db: Database, dataset: str, *, top: int = 200) -> list[str]:
         "SELECT cat, count(*) AS n FROM (SELECT unnest(string_split(categories, ', ')) AS cat "
         "FROM restaurants WHERE dataset = $dataset AND categories IS NOT NULL) "
         "WHERE cat <> '' GROUP BY cat ORDER BY n DESC, cat LIMIT $top",
-        {"dataset": dataset, "top": top},
+        {"dataset": db.require_dataset(dataset), "top": top},
     )
     return rows["cat"].to_list()
 
@@ -105,7 +105,7 @@ def restaurant(db: Database, dataset: str, business_id: str) -> dict | None:
     """One restaurant's row as a dict, or None."""
     rows = db.query(
         "SELECT * FROM restaurants WHERE dataset = $dataset AND business_id = $business_id",
-        {"dataset": dataset, "business_id": business_id},
+        {"dataset": db.require_dataset(dataset), "business_id": business_id},
     )
     return rows.row(0, named=True) if rows.height else None
 
@@ -133,7 +133,7 @@ def restaurant_reviews(
 ) -> Page:
     """One restaurant's reviews in idx order (0 = newest), filtered, one page of them."""
     where, params = _review_where(f)
-    params.update(dataset=dataset, business_id=business_id)
+    params.update(dataset=db.require_dataset(dataset), business_id=business_id)
     return _paged(db, "reviews", "idx, review_id, date, stars, useful, funny, cool, text", where, "idx",
                   params, page, page_size)
 

@@ -6,20 +6,29 @@ runs each session in its own thread, so every thread gets its own cursor on one 
 database (cursors share its catalog, hence its views).
 
 Views are declared in :data:`VIEWS` (other modules add theirs with :func:`register_view`). A view
-reads a glob of files; DuckDB expands the glob each time the view is queried, so files written by
-another process (the CLI) show up without a restart. A view whose glob matches no file yet is an
-empty relation with the declared columns.
+reads the files matching a glob, listed by :meth:`Database.refresh` before every query (so files
+written by another process, the CLI, show up without a restart). A file under a hidden folder
+(a staging or leftover folder, ``.NAME.XXXX.tmp``) is never read. A view whose glob
+matches no file yet is an empty relation with the declared columns. A query that fails because its
+files were replaced while it ran is re-run on the new files.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import polars as pl
+
+from core.locks import clean_leftovers
+from core.workspace import Workspace
+
+_RETRIES = 3  # re-runs of a query whose files were replaced under it (an import's --replace)
 
 
 @dataclass(frozen=True)
@@ -84,17 +93,29 @@ class Database:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
+        if (self.root / "workspace.json").exists():
+            clean_leftovers(Workspace(self.root))  # staging folders of killed imports (the app starts here)
         self._con = duckdb.connect(":memory:")
         self._lock = threading.Lock()
         self._local = threading.local()
-        self._view_state: dict[str, tuple[str, bool]] = {}
+        self._view_state: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     # -- views -------------------------------------------------------------------------------
-    def _view_sql(self, spec: ViewSpec, has_files: bool) -> str:
-        if not has_files:
+    def files(self, spec: ViewSpec) -> tuple[str, ...]:
+        """The files a view reads: the pattern's matches, without any under a hidden folder (a
+        staging or leftover folder, ``.NAME.XXXX.tmp``: no valid name starts with a dot)."""
+        out = []
+        for path in self.root.glob(spec.pattern):
+            folders = path.relative_to(self.root).parts[:-1]
+            if not any(part.startswith(".") for part in folders) and path.is_file():
+                out.append(str(path))
+        return tuple(sorted(out))
+
+    def _view_sql(self, spec: ViewSpec, files: tuple[str, ...]) -> str:
+        if not files:
             cols = ", ".join(f"CAST(NULL AS {t}) AS {_quote_ident(c)}" for c, t in spec.columns.items())
             return f"SELECT {cols or 'NULL AS empty'} LIMIT 0"
-        path = _quote_literal(str(self.root / spec.pattern))
+        path = "[" + ", ".join(_quote_literal(f) for f in files) + "]"
         if spec.format == "parquet":
             return f"SELECT * FROM read_parquet({path}, union_by_name = true)"  # noqa: S608 - our own path; DDL takes no parameters
         if spec.format == "json":
@@ -105,14 +126,22 @@ class Database:
         """(Re)create the views whose files appeared or disappeared since the last call."""
         with self._lock:
             for spec in list(VIEWS.values()):
-                has_files = next(self.root.glob(spec.pattern), None) is not None
-                state = (spec.pattern + spec.format, has_files)
+                files = self.files(spec)
+                state = (spec.pattern + spec.format, files)
                 if self._view_state.get(spec.name) == state:
                     continue
                 self._con.execute(
-                    f"CREATE OR REPLACE VIEW {_quote_ident(spec.name)} AS {self._view_sql(spec, has_files)}"
+                    f"CREATE OR REPLACE VIEW {_quote_ident(spec.name)} AS {self._view_sql(spec, files)}"
                 )
                 self._view_state[spec.name] = state
+
+    def require_dataset(self, dataset: str) -> str:
+        """``dataset`` after checking its tables still match its lock (SPEC §1.4); every read of one
+        dataset's rows calls this first. Raises UnknownNameError or LockError."""
+        from core.datasets.lock import require_verified  # core.datasets sits above this module
+
+        require_verified(Workspace(self.root), dataset)
+        return dataset
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         cur = getattr(self._local, "cursor", None)
@@ -125,13 +154,41 @@ class Database:
     # -- queries -----------------------------------------------------------------------------
     def query(self, sql: str, params: dict[str, Any] | None = None) -> pl.DataFrame:
         """Run ``sql`` with ``$name`` parameters and return the result as a polars frame."""
-        self.refresh()
-        return self._cursor().sql(sql, params=params or None).pl()
+        return self._run(lambda cur: cur.sql(sql, params=params or None).pl())
 
     def execute(self, sql: str, params: dict[str, Any] | list[Any] | None = None) -> list[tuple]:
         """Run ``sql`` and return all rows as tuples (for statements and scalar look-ups)."""
-        self.refresh()
-        return self._cursor().execute(sql, params or None).fetchall()
+        return self._run(lambda cur: cur.execute(sql, params or None).fetchall())
+
+    def _run(self, call: Any) -> Any:
+        # A query runs on the files as they were when it started and finished: if another process
+        # replaced one meanwhile (an import's --replace swaps a dataset folder), DuckDB may have read
+        # parts of both or failed, so the query runs again on the new files.
+        for attempt in range(_RETRIES + 1):
+            self.refresh()
+            before = self._file_states()
+            try:
+                result = call(self._cursor())
+            except duckdb.Error:
+                if attempt == _RETRIES or self._file_states() == before:
+                    raise
+            else:
+                if attempt == _RETRIES or self._file_states() == before:
+                    return result
+            time.sleep(0.02 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _file_states(self) -> tuple[tuple[str, int, int, int], ...]:
+        out = []
+        for _pattern, files in self._view_state.values():
+            for f in files:
+                try:
+                    st = os.stat(f)
+                except OSError:
+                    out.append((f, -1, -1, -1))
+                else:
+                    out.append((f, st.st_ino, st.st_mtime_ns, st.st_size))
+        return tuple(out)
 
     def scalar(self, sql: str, params: dict[str, Any] | None = None) -> Any:
         """The first column of the first row, or None."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -86,19 +87,56 @@ def write_jsonl_atomic(target: str | Path, rows: Iterable[dict[str, Any]]) -> in
     return n
 
 
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system cannot (then the caller falls back to two renames)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if fn(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (22, 38, 95):  # EINVAL, ENOSYS, EOPNOTSUPP: not supported here
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
 @contextlib.contextmanager
-def atomic_dir(target: str | Path) -> Iterator[Path]:
-    """Yield a temporary folder beside ``target``; on success it replaces ``target`` as a whole."""
+def atomic_dir(target: str | Path, *, staging: str | Path | None = None) -> Iterator[Path]:
+    """Yield a temporary folder; on success it replaces ``target`` as a whole.
+
+    The temporary folder is made in ``staging`` (default: beside ``target``). Pass a staging
+    folder outside the one readers glob over, so a killed writer's leftovers are never read. An
+    existing ``target`` is swapped with the new folder in one atomic step where the system allows
+    (readers see the old folder or the new one, never none), then deleted.
+    """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    where = Path(staging) if staging is not None else target.parent
+    where.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=where))
+    os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp makes 0700; the renamed folder gets the usual permissions
     try:
         yield tmp
+        target.parent.mkdir(parents=True, exist_ok=True)  # only now: a failed write creates no folder
         old = None
         if target.exists():
-            old = target.with_name(f".{target.name}.old.{os.getpid()}")
-            os.replace(target, old)
-        os.replace(tmp, target)
+            if _exchange(tmp, target):
+                old = tmp  # now holds the previous folder
+            else:
+                old = where / f".{target.name}.old.{os.getpid()}"
+                os.replace(target, old)
+                os.replace(tmp, target)
+        else:
+            os.replace(tmp, target)
         _fsync_dir(target.parent)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
@@ -150,17 +188,58 @@ def read_jsonl_log(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(obj: Any) -> str | None:
+    """The first string (key or value) of ``obj`` holding a lone UTF-16 surrogate, or None."""
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def parse_json_text(text: str, *, path: str | Path | None = None, line: int | None = None) -> Any:
+    """``json.loads`` whose every failure is a :class:`core.errors.DataError` naming file and line:
+    invalid JSON, nesting too deep for the parser, and an escaped lone surrogate (``"\\ud800"``,
+    which no UTF-8 file, Parquet column or database can store)."""
+    from core.errors import DataError
+
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path,
+                        line=exc.lineno if line is None else line) from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply", path=path, line=line) from None
+    if _ESCAPED_SURROGATE.search(text):
+        bad = _lone_surrogate(obj)
+        if bad is not None:
+            raise DataError(f"a lone UTF-16 surrogate escape in {bad[:40]!r} (not valid Unicode text)", path=path,
+                            line=line)
+    return obj
+
+
 def read_json(path: str | Path) -> Any:
     """Parse a JSON file; invalid JSON raises :class:`core.errors.DataError` naming file and line."""
     from core.errors import DataError
 
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from None
+        text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    return parse_json_text(text, path=path)
 
 
 def sha256_file(path: str | Path, *, chunk: int = 1 << 20) -> str:

@@ -33,7 +33,15 @@ import polars as pl
 from core.datasets import scan_restaurants, write_dataset
 from core.errors import DataError, WorkbenchError
 from core.files import read_json, write_json_atomic
-from core.judgments import append_judgments, latest, load_judgments, now_iso, read_log
+from core.judgments import (
+    append_judgments,
+    check_judge_id,
+    judge_file,
+    latest,
+    load_judgments,
+    now_iso,
+    read_log,
+)
 from core.progress import Progress, no_progress
 from core.tasks import Task, get_task
 from core.workspace import Workspace, check_name
@@ -232,7 +240,7 @@ def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str | None =
     path, progress = Path(path), progress or no_progress
     data, spec = _load_file(path, task)
     version = str(data.get("extraction_prompt_version") or "unknown")
-    judge = check_name("judge", judge or f"xnot-import-{version}")
+    judge = check_judge_id(judge or f"xnot-import-{version}")
     restaurants, reviews, judged = _flatten(data, path)
     progress(0, 3, "matching reviews")
     dataset, created = _choose_dataset(ws, dataset, restaurants["name"].to_list(), path)
@@ -332,7 +340,7 @@ def export_xnot_judgments(ws: Workspace, dataset: str, task: str, judge: str, ou
 
 def extraction_log_path(ws: Workspace, dataset: str, task: str, judge: str) -> Path:
     """Where a judge's extraction log lives (beside its judgment log)."""
-    return ws.judgments_dir(dataset, task) / f"{check_name('judge', judge)}.extraction_log.json"
+    return ws.judgments_dir(dataset, task) / f"{judge_file(judge)}.extraction_log.json"
 
 
 def new_extraction_log(task: str, restaurants_total: int) -> dict[str, Any]:

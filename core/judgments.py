@@ -1,11 +1,20 @@
 """The judgment store (SPEC §2.3): one append-only JSONL log per dataset, task and judge.
 
-``judgments/{dataset}/{task}/{judge}.jsonl`` holds one JSON object per judgment::
+``judgments/{dataset}/{task}/{judge_file}.jsonl`` holds one JSON object per judgment::
 
-    {dataset, task, judge, prompt_version, created_at, business_id, review_id, idx,
+    {dataset, task, judge, prompt_version, created_at, business_id, review_id, idx, text_hash,
      fields: {<schema field>: value}, excerpt, raw, parse_error, confidence, usage, batch_id}
 
+``judge`` is the real judge id (a model id such as ``org/model:tag`` included); the file name is
+:func:`judge_file` of it, which maps distinct ids to distinct names (an id that is a valid name is
+its own file name, any other id a readable slug plus ``~`` and a hash).
+
 Judgments are never edited: a later record for the same review key ``(business_id, idx)`` wins.
+A judgment belongs to a text (SPEC §2.3): ``text_hash`` is the hash of the text that was judged,
+and a record whose ``text_hash`` differs from the review's current text is *stale*: GT and a
+resumed run treat it as absent (:func:`split_stale` counts them) and ``judgments prune`` moves it
+to ``_retired/``. A record without ``text_hash`` (imported from xnot, or written before it was
+recorded) cannot be checked and counts as current.
 Human corrections live apart, in :mod:`core.overrides`, and are applied when judgments are loaded.
 Records with a ``parse_error`` (a value outside the enum, a missing field, no JSON) are kept and
 listed; GT formulas skip them (they filter ``parse_error IS NULL``), so a judge's failure never
@@ -17,8 +26,10 @@ judgments ground truth uses when no judge is named).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import numbers
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,9 +41,12 @@ from core.datasets import scan_restaurants, scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
 from core.files import append_jsonl, read_json, read_jsonl_log, write_json_atomic
 from core.tasks import Task, get_task
-from core.workspace import Workspace, check_name
+from core.workspace import Workspace, is_valid_name
 
 SETTINGS_FILE = "_settings.json"
+RETIRED_DIR = "_retired"
+JUDGE_ID_MAX = 300
+_HEX16 = re.compile(r"[0-9a-f]{16}")
 KEY = ("business_id", "idx")
 META_COLUMNS = ("business_id", "review_id", "idx", "date", "stars", "useful", "name", "categories")
 _STR_KEYS = ("dataset", "task", "judge", "prompt_version", "created_at", "business_id", "review_id",
@@ -44,9 +58,52 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def check_judge_id(judge: object) -> str:
+    """A judge id: 1-300 printable characters without surrounding spaces (any model id fits)."""
+    if (not isinstance(judge, str) or not judge or len(judge) > JUDGE_ID_MAX or not judge.isprintable()
+            or judge != judge.strip()):
+        shown = repr(judge[:80] + "…" if isinstance(judge, str) and len(judge) > 80 else judge)
+        raise ValueError(f"invalid judge id {shown}: use 1-{JUDGE_ID_MAX} printable characters")
+    return judge
+
+
+def judge_file(judge: str) -> str:
+    """The file stem of a judge's log: injective over judge ids.
+
+    >>> judge_file("gpt-4o-mini")
+    'gpt-4o-mini'
+    >>> judge_file("org/m"), judge_file("org_m"), judge_file("org:m")
+    ('org_m~4c1771e122a6', 'org_m', 'org_m~eb9403febade')
+    """
+    check_judge_id(judge)
+    if is_valid_name(judge):
+        return judge
+    slug = re.sub(r"[^A-Za-z0-9_.-]", "_", judge)[:40].strip("_.-") or "judge"
+    return f"{slug}~{hashlib.sha256(judge.encode('utf-8')).hexdigest()[:12]}"
+
+
 def judgment_path(ws: Workspace, dataset: str, task: str, judge: str) -> Path:
     """Path of one judge's log; validates the names."""
-    return ws.judgments_dir(dataset, task) / f"{check_name('judge', judge)}.jsonl"
+    return ws.judgments_dir(dataset, task) / f"{judge_file(judge)}.jsonl"
+
+
+def _judge_of_file(path: Path) -> str | None:
+    """The judge id of a log file: its stem, or for a mapped name the id its records carry."""
+    if "~" not in path.stem:
+        return path.stem
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                judge = rec.get("judge") if isinstance(rec, dict) else None
+                if isinstance(judge, str) and judge_file(judge) == path.stem:
+                    return judge
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def log_schema(task: Task) -> dict[str, Any]:
@@ -54,7 +111,7 @@ def log_schema(task: Task) -> dict[str, Any]:
     return {
         "dataset": pl.String, "task": pl.String, "judge": pl.String, "prompt_version": pl.String,
         "created_at": pl.String, "business_id": pl.String, "review_id": pl.String, "idx": pl.Int64,
-        "fields": pl.Struct({f: pl.String for f in task.field_names}),
+        "text_hash": pl.String, "fields": pl.Struct({f: pl.String for f in task.field_names}),
         "excerpt": pl.String, "raw": pl.String, "parse_error": pl.String,
         "confidence": pl.Struct({f: pl.Float64 for f in task.field_names}),
         "usage": pl.Struct({"prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "cost_usd": pl.Float64}),
@@ -81,6 +138,9 @@ def _normalise(rec: dict[str, Any], task: Task, dataset: str, judge: str, n: int
     fields = rec.get("fields") or {}
     if not isinstance(fields, dict):
         raise DataError("fields must be a dict", field=f"{where}.fields")
+    text_hash = rec.get("text_hash")
+    if text_hash is not None and (not isinstance(text_hash, str) or not _HEX16.fullmatch(text_hash)):
+        raise DataError(f"text_hash must be 16 lower-case hex characters, got {text_hash!r}", field=f"{where}.text_hash")
     out_fields = {f: _as_text(fields.get(f)) for f in task.field_names}
     parse_error = rec.get("parse_error")
     if parse_error is None:
@@ -95,7 +155,7 @@ def _normalise(rec: dict[str, Any], task: Task, dataset: str, judge: str, n: int
         "prompt_version": _as_text(rec.get("prompt_version")),
         "created_at": _as_text(rec.get("created_at")) or now_iso(),
         "business_id": rec["business_id"], "review_id": _as_text(rec.get("review_id")), "idx": idx,
-        "fields": out_fields,
+        "text_hash": text_hash, "fields": out_fields,
         "excerpt": _as_text(rec.get("excerpt")),
         "raw": _as_text(rec.get("raw")),
         "parse_error": _as_text(parse_error),
@@ -120,6 +180,69 @@ def append_judgments(ws: Workspace, dataset: str, task: str, judge: str, records
     return append_jsonl(path, rows)
 
 
+def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:
+    """``business_id, idx, current_hash``: the text hash of each review key in ``keys`` as the
+    dataset stores it now (null where the review has no text or is gone). Hashes only those rows."""
+    from core.keyword_index import INDEX_FILE, index_stats, text_hashes
+
+    wanted = keys.select("business_id", pl.col("idx").cast(pl.Int64)).unique()
+    if wanted.height == 0:
+        return wanted.with_columns(pl.lit(None, pl.String).alias("current_hash"))
+    stats = index_stats(ws, dataset)
+    if stats is not None and stats.get("current"):  # the current index holds every review's hash
+        return (pl.scan_parquet(ws.index_dir(dataset) / INDEX_FILE)
+                .select("business_id", pl.col("idx").cast(pl.Int64), pl.col("text_hash").alias("current_hash"))
+                .join(wanted.lazy(), on=["business_id", "idx"], how="inner").collect())
+    texts = (scan_reviews(ws, dataset).select("business_id", pl.col("idx").cast(pl.Int64), "text")
+             .join(wanted.lazy(), on=["business_id", "idx"], how="inner").collect())
+    return texts.with_columns(text_hashes(texts["text"]).alias("current_hash")).drop("text")
+
+
+def split_stale(ws: Workspace, dataset: str, log: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(current, stale) records of a log frame: stale = its ``text_hash`` differs from the hash of
+    the review's current text (records without a hash, or reviews without text, count as current)."""
+    if log.height == 0 or log["text_hash"].null_count() == log.height:
+        return log, log.head(0)
+    current = current_text_hashes(ws, dataset, log.filter(pl.col("text_hash").is_not_null()))
+    joined = log.join(current, on=["business_id", "idx"], how="left")
+    stale = (pl.col("text_hash").is_not_null() & pl.col("current_hash").is_not_null()
+             & (pl.col("text_hash") != pl.col("current_hash")))
+    joined = joined.with_columns(stale.fill_null(False).alias("_stale"))
+    keep = joined.filter(~pl.col("_stale")).drop("current_hash", "_stale")
+    return keep, joined.filter(pl.col("_stale")).drop("current_hash", "_stale")
+
+
+def stale_count(ws: Workspace, dataset: str, task: str, judge: str) -> int:
+    """How many review keys have only stale judgments of ``judge`` (what GT and resume skip)."""
+    log = read_log(ws, dataset, task, judge)
+    current, stale = split_stale(ws, dataset, log)
+    if stale.height == 0:
+        return 0
+    return stale.select(KEY).unique().join(current.select(KEY).unique(), on=list(KEY), how="anti").height
+
+
+def prune_stale(ws: Workspace, dataset: str, task: str, judge: str) -> dict[str, Any]:
+    """Retire a judge's stale judgments: the log is rewritten (atomically, under the judge's run
+    lock) without them and they are appended to ``_retired/{judge_file}.jsonl``. Returns counts."""
+    from core.files import write_jsonl_atomic
+    from core.locks import judge_lock
+
+    get_task(task)
+    path = judgment_path(ws, dataset, task, judge)
+    with judge_lock(ws, dataset, task, judge):
+        log = read_log(ws, dataset, task, judge)
+        current, stale = split_stale(ws, dataset, log)
+        if stale.height:
+            rows = read_jsonl_log(path)
+            stale_seq = set(stale["_seq"].to_list())
+            if len(rows) != log.height:
+                raise WorkbenchError(f"{path}: the log has unreadable lines; repair it before pruning")
+            append_jsonl(path.parent / RETIRED_DIR / path.name, [r for i, r in enumerate(rows) if i in stale_seq])
+            write_jsonl_atomic(path, [r for i, r in enumerate(rows) if i not in stale_seq])
+    return {"dataset": dataset, "task": task, "judge": judge, "retired": stale.height, "kept": current.height,
+            "retired_to": str(path.parent / RETIRED_DIR / path.name) if stale.height else None}
+
+
 def read_log(ws: Workspace, dataset: str, task: str, judge: str) -> pl.DataFrame:
     """Every record of a judge's log in file order (duplicates kept), with a ``_seq`` column."""
     spec = get_task(task)
@@ -141,8 +264,11 @@ def latest(df: pl.DataFrame) -> pl.DataFrame:
 
 
 def judged_keys(ws: Workspace, dataset: str, task: str, judge: str) -> set[tuple[str, int]]:
-    """Review keys ``(business_id, idx)`` the judge has a stored judgment for (parse errors too)."""
-    df = read_log(ws, dataset, task, judge).select(KEY).unique()
+    """Review keys ``(business_id, idx)`` the judge has a finished judgment for: the latest current
+    record is not a parse error (a parse error may be a transient bad answer: ``--resume`` asks
+    again) and a stale judgment of another text does not count."""
+    df = latest(split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0])
+    df = df.filter(pl.col("parse_error").is_null()).select(KEY).unique()
     return set(zip(df["business_id"].to_list(), df["idx"].to_list(), strict=True))
 
 
@@ -154,11 +280,14 @@ def list_judges(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
         return []
     out: list[dict[str, Any]] = []
     for path in sorted(folder.glob("*.jsonl")):
-        df = latest(read_log(ws, dataset, task, path.stem))
+        judge = _judge_of_file(path)
+        if judge is None:
+            continue
+        df = latest(read_log(ws, dataset, task, judge))
         if df.height == 0:
             continue
         out.append({
-            "judge": path.stem,
+            "judge": judge,
             "n": df.height,
             "n_parse_errors": int(df["parse_error"].is_not_null().sum()),
             "last_created_at": df["created_at"].max(),
@@ -246,7 +375,7 @@ def load_judgments(
     """
     spec = get_task(task)
     judge = resolve_judge(ws, dataset, task, judge)
-    log = latest(read_log(ws, dataset, task, judge))
+    log = latest(split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0])
     df = log.select(
         "business_id", pl.col("review_id").alias("_log_review_id"), "idx",
         *[pl.col("fields").struct.field(f).alias(f) for f in spec.field_names],

@@ -34,6 +34,7 @@ from core.datasets import TABLES, require_verified
 from core.db import ViewSpec, register_view
 from core.errors import WorkbenchError
 from core.files import atomic_dir, read_json, write_json_atomic
+from core.locks import index_lock, remove_empty, staging_for
 from core.progress import Progress
 from core.tasks import Task, get_task, list_tasks
 from core.workspace import Workspace
@@ -245,10 +246,15 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
         "total_restaurants": index["business_id"].n_unique(),
         "tasks": {tid: _task_stats(index, task_objs[tid]) for tid in sorted(task_objs)},
     }
-    with atomic_dir(ws.index_dir(dataset)) as tmp:
-        index.write_parquet(tmp / INDEX_FILE, compression="zstd", compression_level=1)
-        stats["seconds"] = round(time.perf_counter() - started, 3)
-        write_json_atomic(tmp / STATS_FILE, stats)
+    staging = staging_for(ws, "index", dataset)
+    with index_lock(ws, dataset):
+        try:
+            with atomic_dir(ws.index_dir(dataset), staging=staging) as tmp:
+                index.write_parquet(tmp / INDEX_FILE, compression="zstd", compression_level=1)
+                stats["seconds"] = round(time.perf_counter() - started, 3)
+                write_json_atomic(tmp / STATS_FILE, stats)
+        finally:
+            remove_empty(staging, ws.staging_dir)
     return stats
 
 

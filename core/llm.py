@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import openai
+
 from core.errors import WorkbenchError
 from core.files import append_jsonl, read_jsonl_log
-from core.settings import env, openai_settings
+from core.settings import env, openai_settings, redact
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
@@ -95,7 +97,6 @@ def make_client(
     Raises:
         WorkbenchError: no key for a remote endpoint.
     """
-    import openai
 
     settings = openai_settings()
     base_url = base_url or settings["base_url"]
@@ -113,12 +114,16 @@ def make_client(
     return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
 
 
+class BadResponseError(openai.OpenAIError):
+    """The endpoint answered status 200 with something that is not a chat completion."""
+
+
 def describe_error(exc: BaseException) -> str:
     """A one-line description of a failed call (status and message; never a key)."""
     status = getattr(exc, "status_code", None)
     message = str(getattr(exc, "message", None) or exc).splitlines()[0] if str(exc) else ""
     kind = type(exc).__name__
-    return f"{kind} {status}: {message}" if status else f"{kind}: {message}"
+    return redact(f"{kind} {status}: {message}" if status else f"{kind}: {message}")
 
 
 def parse_json_content(content: str | None) -> tuple[Any, str | None]:
@@ -310,9 +315,12 @@ class LLM:
         completion = self.cached(key)
         if completion is None:
             response = self.client.chat.completions.create(**self.request_body(messages, response_format=response_format))
+            if not hasattr(response, "model_dump"):  # e.g. an HTML login page answered with status 200
+                raise BadResponseError(
+                    "the endpoint answered something that is not a chat completion "
+                    f"({redact(' '.join(str(response).split()))[:80]!r}); check OPENAI_BASE_URL")
             completion = self.completion_from_body(response.model_dump())
-            if self.cache is not None:
-                self.cache.put(key, self._cache_entry(completion))
+            self._cache(key, completion, json_expected=response_format is not None)
         self.totals.add(completion)
         return completion
 
@@ -328,11 +336,18 @@ class LLM:
             cost_usd(self.model, prompt_tokens, completion_tokens, batch=batch), batch=batch,
         )
 
-    def record(self, key: str, completion: Completion) -> None:
+    def record(self, key: str, completion: Completion, *, json_expected: bool = False) -> None:
         """Count and cache an answer obtained outside :meth:`complete` (Batch API output)."""
         if self.cache is not None and self.cache.get(key) is None:
-            self.cache.put(key, self._cache_entry(completion))
+            self._cache(key, completion, json_expected=json_expected)
         self.totals.add(completion)
+
+    def _cache(self, key: str, completion: Completion, *, json_expected: bool) -> None:
+        # An answer that should be JSON and is not may be a transient failure: it is not cached,
+        # so the next run (``--resume``) asks again instead of replaying the broken answer.
+        if self.cache is None or (json_expected and parse_json_content(completion.content)[1] is not None):
+            return
+        self.cache.put(key, self._cache_entry(completion))
 
     def _cache_entry(self, completion: Completion) -> dict[str, Any]:
         return {

@@ -73,3 +73,22 @@ def openai_configured() -> bool:
     """True when an API key (or a base URL of a local endpoint) is configured."""
     s = openai_settings()
     return bool(s["api_key"] or s["base_url"])
+
+
+SECRET_VARIABLES = ("OPENAI_API_KEY",)
+
+
+def redact(text: str) -> str:
+    """``text`` with the configured API key(s) replaced by ``***`` (every error message passes here:
+    an endpoint may echo the key it was sent).
+
+    >>> import os; os.environ["OPENAI_API_KEY"] = "sk-test-123456"
+    >>> redact("401: invalid key sk-test-123456")
+    '401: invalid key ***'
+    >>> del os.environ["OPENAI_API_KEY"]
+    """
+    for name in SECRET_VARIABLES:
+        secret = env(name)
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "***")
+    return text

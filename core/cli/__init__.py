@@ -4,7 +4,9 @@ Every module in this package that defines ``register(subparsers)`` adds its subc
 handler it sets with ``set_defaults(func=...)`` is called as ``func(args)`` and returns the exit
 code (or None for 0). ``args.workspace`` is a resolved :class:`core.workspace.Workspace`,
 ``args.json`` asks for machine-readable output. A :class:`core.errors.WorkbenchError` (or
-``ValueError``/``FileNotFoundError``) becomes one line on stderr and exit code 1.
+``ValueError``/``FileNotFoundError``, an ``OSError`` such as a full disk or a read-only folder, a
+label store that is not a database) becomes one line ``error: …`` on stderr and exit code 1, with
+any configured API key redacted; ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ import pkgutil
 import sys
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from core.errors import WorkbenchError
+from core.locks import clean_leftovers
+from core.settings import redact
 from core.workspace import Workspace
 
 
@@ -27,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workspace", metavar="DIR", help="workspace folder (default: $WORKBENCH_WORKSPACE or data/demo)")
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout")
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{__name__}.{info.name}")
@@ -46,6 +53,21 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
         print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
 
 
+def error_line(exc: BaseException) -> str:
+    """One line for the user: the message of a workbench error, the reason and file of an OS
+    error, never a traceback or a key."""
+    if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        text = f"{exc.strerror}{where}"
+    elif isinstance(exc, RecursionError):
+        text = "input nested too deeply"
+    elif isinstance(exc, SQLAlchemyError):
+        text = f"label store: {str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return redact(" ".join(text.split()))[:2000]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     parser = build_parser()
@@ -53,11 +75,15 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    args.workspace = Workspace.resolve(args.workspace)
     try:
+        args.workspace = Workspace.resolve(args.workspace)
+        if args.workspace.exists():
+            clean_leftovers(args.workspace)  # staging folders of killed imports
         code = args.func(args)
-    except (WorkbenchError, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (WorkbenchError, ValueError, OSError, RecursionError, OverflowError, SQLAlchemyError) as exc:
+        if getattr(args, "debug", False):
+            raise
+        print(f"error: {error_line(exc)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: finished work is saved; run again with --resume to continue", file=sys.stderr)

@@ -28,6 +28,7 @@ from core.ground_truth import (
 )
 from core.ground_truth.coverage import short_counts, short_message
 from core.ground_truth.export import export_gt
+from core.judgments import resolve_judge, stale_count
 from core.restaurant_names import find_restaurant
 from core.variants import resolve_definition
 
@@ -80,9 +81,15 @@ def _compute(args: argparse.Namespace) -> int:
     warning = short_message(short, total=frame["business_id"].n_unique())
     if warning:
         lines.append(f"warning: {warning}")
+    stale = stale_count(args.workspace, args.dataset, args.task,
+                        resolve_judge(args.workspace, args.dataset, args.task, args.judge))
+    if stale:
+        lines.append(f"{stale:,} judgments left out as stale: their review's text changed since it was judged "
+                     "(judge --resume judges them again; judgments prune retires them)")
     emit(args, {"definition": result.definition, "layout": result.layout, "files": result.files,
                 "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0],
-                "restaurants_short_of_k": [{"k": k, "n": n} for k, n in short.items()], "warning": warning},
+                "restaurants_short_of_k": [{"k": k, "n": n} for k, n in short.items()], "warning": warning,
+                "stale_judgments": stale},
          "\n".join(lines))
     return 0
 

@@ -117,6 +117,7 @@ def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
 def run(args: argparse.Namespace) -> int:
     from core.judging.batch import collect_pending, submit_batch
     from core.judging.runner import execute_judging, plan_judging
+    from core.locks import judge_lock
     from core.tasks import get_task
 
     openai_judge, batch_judge = _factories(args)
@@ -131,19 +132,25 @@ def run(args: argparse.Namespace) -> int:
     if args.mode == "batch" and not hasattr(judge, "record_from_completion"):
         raise ValueError("--mode batch needs --judge openai (one model; ensembles and the heuristic run on demand)")
     collected = []
-    if args.resume and hasattr(judge, "record_from_completion"):
-        collected = collect_pending(args.workspace, args.dataset, task.task_id, judge.judge_id, batch_judge,
-                                    wait_seconds=args.wait, poll_seconds=args.poll)
-    plan = plan_judging(args.workspace, args.dataset, task.task_id, judge, limit=args.limit, resume=args.resume)
-    with cli_progress(f"judge {judge.judge_id}", enabled=not args.no_progress and not args.json) as progress:
-        if args.mode == "batch":
-            report = submit_batch(plan, judge, progress=progress)
-        else:
-            report = execute_judging(plan, judge, concurrency=args.concurrency, progress=progress)
+    with judge_lock(args.workspace, args.dataset, task.task_id, judge.judge_id):  # one run per judge at a time
+        if args.resume and hasattr(judge, "record_from_completion"):
+            collected = collect_pending(args.workspace, args.dataset, task.task_id, judge.judge_id, batch_judge,
+                                        wait_seconds=args.wait, poll_seconds=args.poll)
+        plan = plan_judging(args.workspace, args.dataset, task.task_id, judge, limit=args.limit, resume=args.resume)
+        with cli_progress(f"judge {judge.judge_id}", enabled=not args.no_progress and not args.json) as progress:
+            if args.mode == "batch":
+                report = submit_batch(plan, judge, progress=progress)
+            else:
+                report = execute_judging(plan, judge, concurrency=args.concurrency, progress=progress)
     payload = report.as_dict()
     payload["plan"] = plan.as_dict()
     payload["collected_batches"] = [c.as_dict() for c in collected]
     text = "\n".join([*(c.summary_text() for c in collected), report.summary_text()])
+    if plan.stale:
+        text += (f"\n{plan.stale} stored judgments were of another text (the review changed since): "
+                 "treated as absent" + (" and judged again" if args.resume else "") +
+                 f"; `python -m core judgments prune --dataset {args.dataset} --task {task.task_id} "
+                 f"--judge {judge.judge_id}` retires them")
     if plan.in_pending_batches:
         text += f"\n{plan.in_pending_batches} reviews wait in submitted batches (collect with --collect or --resume)"
     emit(args, payload, text)

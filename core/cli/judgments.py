@@ -6,7 +6,7 @@ import argparse
 
 from core.cli import emit
 from core.judgment_files import export_xnot_judgments, import_xnot_judgments
-from core.judgments import list_judges, set_gt_judge
+from core.judgments import list_judges, prune_stale, set_gt_judge
 from core.progress import cli_progress
 
 
@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     gt.add_argument("--task", required=True)
     gt.add_argument("--judge", required=True)
     gt.set_defaults(func=run_set_gt)
+
+    prune = cmds.add_parser("prune", help="retire stale judgments (of a review text that has changed since)")
+    prune.add_argument("--dataset", required=True)
+    prune.add_argument("--task", required=True)
+    prune.add_argument("--judge", help="only this judge (default: every judge of the dataset/task)")
+    prune.set_defaults(func=run_prune)
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -89,4 +95,13 @@ def run_set_gt(args: argparse.Namespace) -> int:
     set_gt_judge(args.workspace, args.dataset, args.task, args.judge)
     emit(args, {"dataset": args.dataset, "task": args.task, "gt_judge": args.judge},
          f"GT judge of {args.dataset}/{args.task}: {args.judge}")
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    judges = [args.judge] if args.judge else [j["judge"] for j in list_judges(args.workspace, args.dataset, args.task)]
+    reports = [prune_stale(args.workspace, args.dataset, args.task, judge) for judge in judges]
+    lines = [f"{r['judge']}: retired {r['retired']:,} stale judgments, kept {r['kept']:,}"
+             + (f" (moved to {r['retired_to']})" if r["retired_to"] else "") for r in reports]
+    emit(args, reports, "\n".join(lines) or f"no judgments for {args.dataset}/{args.task}")
     return 0

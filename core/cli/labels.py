@@ -100,8 +100,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_role)
 
 
-def _store(args: argparse.Namespace) -> LabelStore:
-    args.workspace.ensure()
+def _store(args: argparse.Namespace, *, create: bool = False) -> LabelStore:
+    """The workspace's label store; only commands that write (``create``) create the workspace."""
+    if create:
+        args.workspace.ensure()
+    else:
+        args.workspace.require()
     return open_store(args.workspace.root)
 
 
@@ -116,7 +120,7 @@ def _project(store: LabelStore, name: str | None) -> labeling_items.Project:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     settings: dict[str, Any] = {}
     if args.guidelines:
         settings["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
@@ -142,7 +146,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_import_items(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     project = _project(store, args.project)
     if bool(args.path) == bool(args.from_dataset):
         raise ValueError("give either a file path or --from-dataset NAME")
@@ -192,7 +196,7 @@ def _project_for_reviews(store: LabelStore, args: argparse.Namespace) -> tuple[l
 def cmd_import_reviews(args: argparse.Namespace) -> int:
     if not Path(args.path).is_file():
         raise FileNotFoundError(f"no such file: {args.path}")
-    store = _store(args)
+    store = _store(args, create=True)
     project, created = _project_for_reviews(store, args)
     if created:  # a new project has no items yet: the file's lines carry them
         print(f"created labeling project {project.name} (items from the file)", file=sys.stderr)
@@ -208,7 +212,7 @@ def cmd_import_reviews(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args)
     project = _project(store, args.project)
-    out = Path(args.out) if args.out else args.workspace.labels_dir / project.name
+    out = Path(args.out) if args.out else args.workspace.labels_export_dir(project.name)
     result = export_project(store, project, out, include_models=args.include_models)
     lines = [f"{n} -> {path}" for n, path in result["reviews"].items()]
     lines.append(f"{result['n_consensus']:,} consensus lines -> {result['consensus']}")
@@ -280,7 +284,7 @@ def cmd_consensus(args: argparse.Namespace) -> int:
 
 
 def cmd_role(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, create=True)
     set_role(store, args.code, args.role)
     emit(args, {"code": args.code, "role": args.role}, f"{args.code} is now {args.role}")
     return 0

@@ -58,9 +58,18 @@ def _fast_frame(path: Path, fmt: str) -> pl.DataFrame | None:
     """The reviews as polars reads them, or None when polars cannot read them as typed."""
     if fmt == JSONL:
         try:
-            return pl.read_ndjson(path, schema=SOURCE_SCHEMA)
+            frame = pl.read_ndjson(path, schema=SOURCE_SCHEMA)
         except pl.exceptions.PolarsError:
             return None
+        # polars reads an escaped lone surrogate ("\ud800") as NUL without a word: a frame with a NUL
+        # or a replacement character goes through the checked loop, which accepts a real one and
+        # names the line of a surrogate
+        strings = [c for c, t in frame.schema.items() if t == pl.String]
+        suspicious = pl.any_horizontal(pl.col(c).str.contains("\x00", literal=True)
+                                       | pl.col(c).str.contains("\ufffd", literal=True) for c in strings)
+        if strings and frame.select(suspicious.any()).item():
+            return None
+        return frame
     frame = read_parquet(path, list(SOURCE_SCHEMA))
     for name, dtype in SOURCE_SCHEMA.items():
         have = frame.schema.get(name)

@@ -20,6 +20,7 @@ from core.datasets.sources import (
 )
 from core.datasets.store import ensure_absent, write_tables
 from core.errors import DataError
+from core.locks import dataset_lock
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
@@ -68,6 +69,14 @@ def import_dataset(
         DataError: bad input, naming the file, the line (1-based; the row for Parquet) and field.
         WorkbenchError: the dataset exists and ``replace`` is false.
     """
+    with dataset_lock(ws, name):  # held from the check to the rename: a concurrent import of the name fails
+        return _import(ws, name, path, business_path=business_path, replace=replace, progress=progress)
+
+
+def _import(
+    ws: Workspace, name: str, path: str | Path, *, business_path: str | Path | None, replace: bool,
+    progress: Progress | None,
+) -> dict[str, Any]:
     started = time.perf_counter()
     progress = progress or no_progress
     ensure_absent(ws, name, replace=replace)

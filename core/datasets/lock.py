@@ -122,16 +122,16 @@ def verify_dataset(ws: Workspace, name: str) -> dict[str, Any]:
     return {"name": name, "ok": True, "tables": dict.fromkeys(TABLES, "ok"), "sources": sources, "warnings": warnings}
 
 
-def _file_state(path: Path) -> tuple[str, int, int]:
+def _file_state(path: Path) -> tuple[str, int, int, int]:
     try:
         st = path.stat()
     except FileNotFoundError:
-        return (str(path), -1, -1)
-    return (str(path), st.st_mtime_ns, st.st_size)
+        return (str(path), -1, -1, -1)
+    return (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 @functools.lru_cache(maxsize=128)
-def _verified_lock(root: str, name: str, states: tuple[tuple[str, int, int], ...]) -> dict[str, Any]:
+def _verified_lock(root: str, name: str, states: tuple[tuple[str, int, int, int], ...]) -> dict[str, Any]:
     # ``states`` is only part of the cache key: any change to the lock or a table misses the cache.
     ws = Workspace(Path(root))
     lock = read_lock(ws, name)
@@ -150,5 +150,12 @@ def require_verified(ws: Workspace, name: str) -> dict[str, Any]:
         LockError: the tables changed, or the lock is missing or unreadable.
     """
     folder = ws.dataset_dir(name)
-    states = tuple(_file_state(folder / f) for f in (LOCK_NAME, *TABLES))
-    return copy.deepcopy(_verified_lock(str(ws.root), name, states))
+    for attempt in range(3):
+        states = tuple(_file_state(folder / f) for f in (LOCK_NAME, *TABLES))
+        try:
+            return copy.deepcopy(_verified_lock(str(ws.root), name, states))
+        except LockError:
+            # an import's --replace swapped the folder while we read it: check the new one
+            if attempt == 2 or tuple(_file_state(folder / f) for f in (LOCK_NAME, *TABLES)) == states:
+                raise
+    raise AssertionError("unreachable")

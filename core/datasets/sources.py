@@ -15,6 +15,7 @@ from typing import Any
 import polars as pl
 
 from core.errors import DataError
+from core.files import parse_json_text
 
 JSONL, PARQUET = "jsonl", "parquet"
 SCALE, FLAT_REVIEW, FLAT_BUSINESS = "scale", "flat-review", "flat-business"
@@ -78,11 +79,16 @@ def _decode_line(raw: bytes, path: Path, line: int) -> Any:
     if line == 1:
         text = text.lstrip("\ufeff")
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()):
             raise DataError("truncated JSON: the line ends before the value is complete", path=path, line=line) from None
         raise DataError(f"not valid JSON: {exc.msg} at column {exc.colno}", path=path, line=line) from None
+    except RecursionError:
+        raise DataError("JSON nested too deeply", path=path, line=line) from None
+    if "\\u" in text:  # an escaped lone surrogate cannot be stored (parse_json_text names it)
+        return parse_json_text(text, path=path, line=line)
+    return value
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:

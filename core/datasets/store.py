@@ -24,6 +24,7 @@ from core.datasets.lock import (
 from core.datasets.schema import DATE_PATTERN, RESTAURANT_SCHEMA, REVIEW_SCHEMA
 from core.errors import DataError, LockError, WorkbenchError
 from core.files import atomic_dir, write_json_atomic
+from core.locks import dataset_lock, remove_empty, staging_for
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
@@ -104,6 +105,18 @@ def write_tables(
 ) -> dict[str, Any]:
     """Conform, check, sort and write both tables and the lock in one atomic folder swap."""
     progress = progress or no_progress
+    with dataset_lock(ws, name):
+        try:
+            return _write_tables(ws, name, restaurants, reviews, sources=sources, layout=layout, replace=replace,
+                                 progress=progress)
+        finally:
+            remove_empty(staging_for(ws, "dataset", name), ws.staging_dir)
+
+
+def _write_tables(
+    ws: Workspace, name: str, restaurants: pl.DataFrame, reviews: pl.DataFrame, *, sources: list[dict[str, Any]],
+    layout: str, replace: bool, progress: Progress,
+) -> dict[str, Any]:
     folder = ensure_absent(ws, name, replace=replace)
     restaurants = _conform(restaurants, "restaurants", RESTAURANT_SCHEMA, name)
     reviews = _conform(reviews, "reviews", REVIEW_SCHEMA, name)
@@ -118,7 +131,7 @@ def write_tables(
     )
     if not _sorted_by_key(reviews):
         reviews = reviews.sort(["business_id", "idx"])
-    with atomic_dir(folder) as tmp:
+    with atomic_dir(folder, staging=staging_for(ws, "dataset", name)) as tmp:
         progress(0, 2, "writing tables")
         restaurants.write_parquet(tmp / TABLES[0], compression="zstd", statistics=True)
         reviews.write_parquet(tmp / TABLES[1], compression="zstd", statistics=True, row_group_size=REVIEW_ROW_GROUP)

@@ -111,6 +111,7 @@ def make_record(
         "business_id": str(row["business_id"]),
         "review_id": row.get("review_id"),
         "idx": int(row["idx"]),
+        "text_hash": row.get("text_hash"),  # of the text that was judged (SPEC §2.3)
         "fields": fields,
         "excerpt": excerpt,
         "raw": raw,

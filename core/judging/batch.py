@@ -23,6 +23,7 @@ from core.errors import WorkbenchError
 from core.files import read_json, write_json_atomic
 from core.judging.base import make_failure, now_iso
 from core.judgments import append_judgments, judged_keys
+from core.locks import judge_lock
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
@@ -83,9 +84,13 @@ def find_batch(ws: Workspace, batch_id: str) -> tuple[str, str, dict[str, Any]]:
 
 def submit_batch(plan: Any, judge: Any, *, progress: Progress | None = None) -> Any:
     """Submit the plan's reviews as Batch API jobs; returns a ``JudgingReport`` (mode ``batch``)."""
+    with judge_lock(plan.ws, plan.dataset, plan.task, plan.judge_id):  # one run per judge at a time
+        return _submit(plan, judge, progress or no_progress)
+
+
+def _submit(plan: Any, judge: Any, progress: Progress) -> Any:
     from core.judging.runner import JudgingReport, write_progress_log
 
-    progress = progress or no_progress
     report = JudgingReport(plan.dataset, plan.task, plan.judge_id, mode="batch", matched=plan.matched,
                            planned=len(plan.rows), skipped=plan.already_judged)
     started = time.perf_counter()
@@ -101,7 +106,8 @@ def submit_batch(plan: Any, judge: Any, *, progress: Progress | None = None) -> 
         body = judge.llm.request_body(messages, response_format=judge.response_format)
         lines.append({"custom_id": custom_id(row), "method": "POST", "url": ENDPOINT, "body": body})
         requests.append({"custom_id": custom_id(row), "business_id": row["business_id"],
-                         "review_id": row.get("review_id"), "idx": int(row["idx"]), "cache_key": key})
+                         "review_id": row.get("review_id"), "idx": int(row["idx"]), "cache_key": key,
+                         "text_hash": row.get("text_hash")})
     if from_cache:
         append_judgments(plan.ws, plan.dataset, plan.task, plan.judge_id, from_cache)
         report.judged = len(from_cache)
@@ -184,7 +190,8 @@ def collect_batch(
     batch = _wait(judge.llm.client, batch_id, wait_seconds, poll_seconds, progress)
     entry["status"] = batch.status
     if batch.status == "completed" and not entry.get("collected"):
-        _store_results(ws, dataset, task, entry, judge, batch, report)
+        with judge_lock(ws, dataset, task, entry["judge"]):
+            _store_results(ws, dataset, task, entry, judge, batch, report)
         entry.update(collected=True, collected_at=now_iso(), n_stored=report.judged, n_failed=len(report.failures))
     _save_entry(ws, dataset, task, entry)
     if entry.get("collected") or batch.status in CLOSED_STATUSES:
@@ -218,7 +225,7 @@ def _store_results(ws: Workspace, dataset: str, task: str, entry: dict[str, Any]
                                                      f"{error.get('message', error) if isinstance(error, dict) else error}"))
             continue
         completion = judge.llm.completion_from_body(response.get("body") or {}, batch=True)
-        judge.llm.record(row["cache_key"], completion)
+        judge.llm.record(row["cache_key"], completion, json_expected=True)
         if (row["business_id"], int(row["idx"])) not in stored:
             records.append(judge.record_from_completion(row, completion, batch_id=entry["batch_id"]))
     report.failures.extend(make_failure(r, "no result in the batch output") for cid, r in requests.items()

@@ -29,15 +29,17 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 def judge_id_for(model: str, seed: int | None = None) -> str:
-    """A file-name-safe judge id for a model (and sampling seed).
+    """The judge id of a model (and sampling seed): the real model id, never shortened or
+    sanitised (:func:`core.judgments.judge_file` maps it to a file name).
 
     >>> judge_id_for("gpt-4o-mini")
     'gpt-4o-mini'
     >>> judge_id_for("meta-llama/Llama-3.1-8B", seed=2)
-    'meta-llama_Llama-3.1-8B.s2'
+    'meta-llama/Llama-3.1-8B.s2'
     """
-    base = _UNSAFE.sub("_", model).strip("_.-")[:60] or "model"
-    return f"{base}.s{seed}" if seed is not None else base
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError("a model id is required")
+    return f"{model}.s{seed}" if seed is not None else model
 
 
 def review_messages(task: Any, row: dict[str, Any]) -> list[dict[str, str]]:

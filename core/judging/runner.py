@@ -2,8 +2,10 @@
 
 Only keyword-matched reviews are judged (SPEC §2), so the dataset needs its keyword index. The
 plan lists the matched reviews that still need a judgment of this judge: with ``resume`` every
-review key already in the judge's log is skipped (parse errors included: they are stored
-judgments), as is every review waiting in a submitted, uncollected batch. Execution appends each
+review key with a finished judgment in the judge's log is skipped (a parse error is stored but
+asked again, since a bad answer may be transient; a judgment of a since-changed text is stale and
+judged again), as is every review waiting in a submitted, uncollected batch. One run per
+(dataset, task, judge) at a time (:func:`core.locks.judge_lock`). Execution appends each
 finished judgment to the log at once (``append_judgments``, fsync), so killing the process loses
 at most the calls in flight and a resumed run repeats no stored one. Failed calls are reported,
 not stored. The judge's xnot-style extraction log (SPEC §2.4,
@@ -13,6 +15,7 @@ not stored. The judge's xnot-style extraction log (SPEC §2.4,
 from __future__ import annotations
 
 import concurrent.futures as cf
+import dataclasses
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -23,7 +26,8 @@ import polars as pl
 
 from core.errors import WorkbenchError
 from core.judging.base import Judge, is_failure, review_key
-from core.judgments import append_judgments, judged_keys
+from core.judgments import append_judgments, judged_keys, stale_count
+from core.locks import judge_lock
 from core.progress import Progress, no_progress
 from core.tasks import get_task
 from core.workspace import Workspace
@@ -51,13 +55,14 @@ class JudgingPlan:
     restaurants: pl.DataFrame  # business_id, name, matched (int): every restaurant of the dataset
     done_keys: frozenset[tuple[str, int]] = field(default_factory=frozenset)
     matched_keys: frozenset[tuple[str, int]] = field(default_factory=frozenset)
+    stale: int = 0  # reviews whose stored judgment is of another text (judged again)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "dataset": self.dataset, "task": self.task, "judge": self.judge_id,
             "prompt_version": self.prompt_version, "matched": self.matched, "to_judge": len(self.rows),
             "already_judged": self.already_judged, "in_pending_batches": self.in_pending_batches,
-            "without_text": self.without_text, "limit": self.limit, "resume": self.resume,
+            "without_text": self.without_text, "limit": self.limit, "resume": self.resume, "stale": self.stale,
         }
 
 
@@ -163,6 +168,7 @@ def plan_judging(
         in_pending_batches=sum(1 for k in keys if k in pending and k not in skip_done),
         without_text=without_text, limit=limit, resume=resume, restaurants=restaurants,
         done_keys=frozenset(k for k in keys if k in done), matched_keys=frozenset(keys),
+        stale=stale_count(ws, dataset, spec.task_id, judge.judge_id),
     )
 
 
@@ -189,7 +195,7 @@ class _RunState:
             append_judgments(self.plan.ws, self.plan.dataset, self.plan.task, self.plan.judge_id, judgments)
             self.report.judged += len(judgments)
             self.report.parse_errors += sum(1 for r in judgments if r.get("parse_error"))
-            self.done.update(review_key(r) for r in judgments)
+            self.done.update(review_key(r) for r in judgments if not r.get("parse_error"))
         self.write_log()
 
     def write_log(self, *, force: bool = False) -> None:
@@ -212,7 +218,23 @@ def execute_judging(
         raise ValueError(f"the plan is for judge {plan.judge_id!r}, not {judge.judge_id!r}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
-    progress = progress or no_progress
+    with judge_lock(plan.ws, plan.dataset, plan.task, plan.judge_id):
+        return _execute(_fresh(plan), judge, concurrency=concurrency, progress=progress or no_progress)
+
+
+def _fresh(plan: JudgingPlan) -> JudgingPlan:
+    """The plan without the reviews a run that finished since it was made has judged (under the lock)."""
+    if not plan.resume or not plan.rows:
+        return plan
+    done = judged_keys(plan.ws, plan.dataset, plan.task, plan.judge_id)
+    rows = tuple(r for r in plan.rows if review_key(r) not in done)
+    if len(rows) == len(plan.rows):
+        return plan
+    return dataclasses.replace(plan, rows=rows, already_judged=plan.already_judged + len(plan.rows) - len(rows),
+                               done_keys=frozenset(plan.done_keys | done))
+
+
+def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Progress) -> JudgingReport:
     report = JudgingReport(plan.dataset, plan.task, plan.judge_id, matched=plan.matched, planned=len(plan.rows),
                            skipped=plan.already_judged)
     state = _RunState(plan, report)

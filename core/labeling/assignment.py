@@ -127,7 +127,7 @@ REPEAT = (
     select(items.c.item_id)
     .join(_MINE, _MINE.c.item_id == items.c.item_id)
     .where(items.c.project_id == _P("project_id"))
-    .order_by(_SKIPPED_BY_ME, case((_MINE.c.last == _MY_LATEST, 1), else_=0), _MINE.c.n_mine,
+    .order_by(case((_MINE.c.last == _MY_LATEST, 1), else_=0), _SKIPPED_BY_ME, _MINE.c.n_mine,
               items.c.n_ratings, items.c.created_at, items.c.item_id)
     .limit(1)
 )
@@ -140,11 +140,20 @@ BY_TOKEN = select(ratings.c.rating_id).where(ratings.c.client_key == _P("token")
 RATED_BEFORE = select(exists().where(ratings.c.item_id == _P("iid"), ratings.c.rater == _P("rater")))
 _HELD_FIELD = select(reservations.c.item_id).where(_MY_RESERVATION).scalar_subquery()
 _HELD_SINCE = select(reservations.c.reserved_at).where(_MY_RESERVATION).scalar_subquery()
+_HELD_UNTIL = select(reservations.c.expires_at).where(_MY_RESERVATION).scalar_subquery()
+_ITEM_RATERS = select(items.c.n_raters).where(items.c.item_id == _P("iid")).scalar_subquery()
+_CLAIMS_ON_ITEM = (
+    select(func.count()).select_from(reservations)
+    .where(reservations.c.item_id == _P("iid"), reservations.c.rater != _P("rater"),
+           reservations.c.expires_at > _P("now"), reservations.c.first_pass.is_(True))
+    .scalar_subquery()
+)
 # Everything a submission needs to know, in one round trip.
 SUBMIT_CONTEXT = select(
     BY_TOKEN.scalar_subquery().label("done"), ITEM_PROJECT.scalar_subquery().label("project_id"),
     RATED_BEFORE.scalar_subquery().label("rated_before"), _HELD_FIELD.label("held_item"),
-    _HELD_SINCE.label("held_since"),
+    _HELD_SINCE.label("held_since"), _HELD_UNTIL.label("held_until"), _ITEM_RATERS.label("n_raters"),
+    _CLAIMS_ON_ITEM.label("claims"),
 )
 COUNT_RATING = update(items).where(items.c.item_id == _P("iid")).values(
     n_ratings=items.c.n_ratings + 1, n_raters=items.c.n_raters + _P("inc"))
@@ -199,7 +208,7 @@ def _record(conn: Connection, store: LabelStore, project: Project, rater: str, i
             notes: str | None, seconds_spent: float | None, token: str | None, now: datetime) -> tuple[int, bool]:
     """Insert one rating; returns (rating id, whether the rater's reservation was released)."""
     who = {"project_id": project.project_id, "rater": rater}
-    ctx = conn.execute(SUBMIT_CONTEXT, {**who, "token": token, "iid": item_id}).one()
+    ctx = conn.execute(SUBMIT_CONTEXT, {**who, "token": token, "iid": item_id, "now": now}).one()
     if token and ctx.done is not None:
         return int(ctx.done), False  # the same submission again (double click, retry): nothing new
     if ctx.project_id != project.project_id:
@@ -211,10 +220,16 @@ def _record(conn: Connection, store: LabelStore, project: Project, rater: str, i
     if seconds_spent is not None and (not math.isfinite(seconds_spent) or seconds_spent < 0):
         raise ValueError(f"seconds_spent must be a non-negative number, got {seconds_spent!r}")
     is_repeat = bool(ctx.rated_before)
+    counts_toward_target = not is_repeat and kind_of(rater) == "human"
+    holds_active = holds_it and ctx.held_until is not None and ctx.held_until > now
+    if counts_toward_target and not holds_active and (ctx.n_raters or 0) + (ctx.claims or 0) >= project.target_raters:
+        # the rater's reservation expired and the item went to others: it has its raters now
+        raise WorkbenchError(
+            f"item {item_id} has its {project.target_raters} raters already (your reservation expired); "
+            "the rating was not stored: take the next item")
     result = conn.execute(ratings.insert(), {
         "item_id": item_id, "rater": rater, "score": score, "notes": notes or None, "created_at": now,
         "seconds_spent": seconds_spent, "is_repeat": is_repeat, "client_key": token or None})
-    counts_toward_target = not is_repeat and kind_of(rater) == "human"
     conn.execute(COUNT_RATING, {"iid": item_id, "inc": 1 if counts_toward_target else 0})
     if holds_it:
         conn.execute(RELEASE, who)

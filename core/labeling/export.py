@@ -26,12 +26,13 @@ from core.errors import DataError
 from core.files import write_jsonl_atomic
 from core.labeling import consensus as cons
 from core.labeling.assignment import check_score
-from core.labeling.identity import ensure_rater
+from core.labeling.identity import check_stored_code, ensure_rater
 from core.labeling.items import ImportReport, Project
 from core.labeling.reports import items_frame, ratings_frame
-from core.labeling.sources import jsonl_objects, parse_timestamp
+from core.labeling.sources import dataset_name, jsonl_objects, parse_timestamp
 from core.labeling.store import LabelStore, items, raters, ratings
 from core.progress import Progress
+from core.workspace import check_name
 
 
 def format_timestamp(value: datetime | None) -> str | None:
@@ -94,10 +95,11 @@ def export_project(store: LabelStore, project: Project, out_dir: str | Path, *,
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_dataset.setdefault(row["dataset"], []).append(row)
-    written = {ds: str(out / f"{ds}_reviews.jsonl") for ds in by_dataset}
+    # a dataset name becomes a file name: one stored before names were checked is refused here
+    written = {ds: str(out / f"{check_name('dataset', ds)}_reviews.jsonl") for ds in by_dataset}
     for ds, part in by_dataset.items():
         write_jsonl_atomic(written[ds], part)
-    consensus_path = out / f"{project.name}_consensus.jsonl"
+    consensus_path = out / f"{check_name('project', project.name)}_consensus.jsonl"
     n_consensus = write_jsonl_atomic(consensus_path, consensus_rows(store, project, include_models=include_models))
     return {"reviews": written, "n_reviews": len(rows), "consensus": str(consensus_path), "n_consensus": n_consensus}
 
@@ -105,11 +107,17 @@ def export_project(store: LabelStore, project: Project, out_dir: str | Path, *,
 def _parse_review_lines(path: Path, default_dataset: str) -> Iterator[dict[str, Any]]:
     for n, obj in jsonl_objects(path):
         code = obj.get("reviewer_code")
-        if not isinstance(code, str) or not code.strip() or len(code) > 200:
-            raise DataError("expected a non-blank rater code (≤ 200 characters)", path=path, line=n, field="reviewer_code")
+        try:
+            code = check_stored_code(code.strip() if isinstance(code, str) else code)
+        except ValueError as exc:
+            raise DataError(str(exc), path=path, line=n, field="reviewer_code") from None
         identifier = obj.get("identifier")
-        if not isinstance(identifier, str | int) or str(identifier).strip() == "":
+        if identifier is None:
             raise DataError("missing item identifier", path=path, line=n, field="identifier")
+        if isinstance(identifier, bool) or not isinstance(identifier, str | int) or str(identifier).strip() == "":
+            raise DataError(f"expected a string, got {type(identifier).__name__}" if not isinstance(identifier, str)
+                            else "missing item identifier", path=path, line=n, field="identifier")
+        dataset = dataset_name(obj.get("dataset") or default_dataset, path=path, line=n)
         try:
             score = check_score(obj.get("score"))
         except ValueError as exc:
@@ -120,7 +128,7 @@ def _parse_review_lines(path: Path, default_dataset: str) -> Iterator[dict[str, 
         notes = obj.get("notes")
         if notes is not None and not isinstance(notes, str):
             raise DataError("expected a string or null", path=path, line=n, field="notes")
-        yield {"line": n, "dataset": str(obj.get("dataset") or default_dataset), "identifier": str(identifier),
+        yield {"line": n, "dataset": dataset, "identifier": str(identifier),
                "run_id": str(obj.get("run_id") or ""), "rater": code.strip(), "score": score, "notes": notes or None,
                "created_at": created, "raw": obj}
 

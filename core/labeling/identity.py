@@ -35,7 +35,9 @@ COOKIE_NAME = "workbench_rater"
 QUERY_PARAM = "rater"
 COOKIE_MAX_AGE = 400 * 24 * 3600  # browsers cap cookie lifetime at 400 days
 MODEL_RATER_PREFIX = "llm:"
-_CODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{1,63}$")
+_CODE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{1,63}")
+_SHORT_CODE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")  # stored codes may be 1 character (imports)
+_STORED_CODE_RE = re.compile(r"[^\s<>\"`\\]{1,200}")  # e-mails of signed-in users, llm:org/model:tag
 REVIEW_ROLES = ("adjudicator", "admin")
 
 
@@ -60,11 +62,33 @@ def check_code(code: str | None) -> str:
     'ana'
     """
     code = code.strip() if isinstance(code, str) else ""
-    if not _CODE_RE.match(code):
+    if not _CODE_RE.fullmatch(code):
         raise ValueError(
             f"invalid rater code {code!r}: use 2-64 letters, digits or _ . @ + -, starting with a letter or digit"
         )
     return code
+
+
+def check_stored_code(code: object) -> str:
+    """Validate any code stored as a rater: a typed code (:func:`check_code`), a signed-in user's
+    e-mail or an imported model rater ``llm:MODEL`` (≤ 200 printable characters, no spaces,
+    quotes or markup). Every way into the store (pages, ``labels role``, imports, the API of
+    :mod:`core.labeling.assignment`) goes through this.
+
+    >>> check_stored_code("llm:openai/gpt-oss-20b:free")
+    'llm:openai/gpt-oss-20b:free'
+    >>> check_stored_code("<b>x</b>")
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid rater code '<b>x</b>': use 1-64 letters, digits or _ . @ + - (an e-mail or llm:MODEL up to 200)
+    """
+    if isinstance(code, str) and (_SHORT_CODE_RE.fullmatch(code) or (
+            (code.startswith(MODEL_RATER_PREFIX) or "@" in code) and _STORED_CODE_RE.fullmatch(code)
+            and code.isprintable())):
+        return code
+    shown = repr(code[:80] + "…" if isinstance(code, str) and len(code) > 80 else code)
+    raise ValueError(f"invalid rater code {shown}: use 1-64 letters, digits or _ . @ + - (an e-mail or llm:MODEL "
+                     "up to 200)")
 
 
 def is_valid_code(code: str | None) -> bool:
@@ -128,6 +152,7 @@ def ensure_rater(conn, store: LabelStore, code: str, *, role: str | None = None,
     """Insert ``code`` if it is new (inside the caller's transaction); never changes a role."""
     if code in store.known_raters:
         return
+    check_stored_code(code)
     if conn.execute(select(raters.c.code).where(raters.c.code == code)).first() is not None:
         store.known_raters.add(code)  # only codes seen committed are cached
         return
@@ -197,6 +222,7 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     """
     if role not in ROLES:
         raise ValueError(f"invalid role {role!r}; valid: {', '.join(ROLES)}")
+    check_stored_code(code)
     with store.write() as conn:
         ensure_rater(conn, store, code, role=role)
         conn.execute(update(raters).where(raters.c.code == code).values(role=role))

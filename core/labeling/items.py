@@ -185,6 +185,7 @@ def add_items(
     rows = []
     now = store.clock()
     for rec in records:
+        check_name("dataset", rec["dataset"])  # it becomes a file name on export
         rows.append({
             "project_id": project.project_id, "dataset": rec["dataset"], "identifier": rec["identifier"],
             "run_id": rec.get("run_id") or "", "prompt_title": rec.get("prompt_title") or "",

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
-from core.files import read_json
-from core.workspace import Workspace
+from core.files import parse_json_text, read_json
+from core.workspace import Workspace, check_name
 
 FORMATS = ("items", "results", "run")
 DEFAULT_REVIEW_PROMPT = (
@@ -57,17 +57,29 @@ def parse_timestamp(value: Any, *, path: Path | None = None, line: int | None = 
     return parsed
 
 
+def dataset_name(value: Any, *, path: Path | None, line: int | None, field: str = "dataset") -> str:
+    """An item's ``dataset``: it becomes a file name on export, so :func:`check_name` applies."""
+    try:
+        return check_name("dataset", value)
+    except ValueError as exc:
+        raise DataError(str(exc), path=path, line=line, field=field) from None
+
+
 def jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of a JSONL file; blank and ``#`` lines are skipped."""
-    with open(path, encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, start=1):
-            raw = raw.strip()
+    """(line number, object) of a JSONL file; blank and ``#`` lines are skipped, a UTF-8 BOM is
+    accepted, and bad bytes, bad JSON and lone surrogates are DataErrors naming the line."""
+    with open(path, "rb") as fh:
+        for n, data in enumerate(fh, start=1):
+            try:
+                raw = data.decode("utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})",
+                                path=path, line=n) from None
+            if n == 1:
+                raw = raw.lstrip("\ufeff")
             if not raw or raw.startswith("#"):
                 continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg})", path=path, line=n) from exc
+            obj = parse_json_text(raw, path=path, line=n)
             if not isinstance(obj, dict):
                 raise DataError("expected a JSON object per line", path=path, line=n)
             yield n, obj
@@ -96,7 +108,7 @@ def parse_items_jsonl(path: str | Path, *, dataset: str) -> Iterator[ItemRecord]
         if isinstance(identifier, int | float):
             identifier = str(identifier)
         yield {
-            "dataset": _text(obj.get("dataset") or dataset, path=path, line=n, field="dataset"),
+            "dataset": dataset_name(obj.get("dataset") or dataset, path=path, line=n),
             "identifier": _text(identifier, path=path, line=n, field="identifier"),
             "run_id": str(obj.get("run_id") or ""),
             "prompt_title": _text(obj.get("prompt_title"), path=path, line=n, field="prompt_title", required=False),
@@ -129,7 +141,8 @@ def parse_results_json(path: str | Path, *, dataset: str) -> Iterator[ItemRecord
         business_id = _text(sample.get("business_id"), path=path, line=None, field=f"{where}.business_id")
         name = sample.get("name") or business_id
         yield {
-            "dataset": str((doc.get("config") or {}).get("dataset") or dataset),
+            "dataset": dataset_name((doc.get("config") or {}).get("dataset") or dataset, path=path, line=None,
+                                    field="config.dataset"),
             "identifier": business_id,
             "run_id": run_id,
             "prompt_title": f"{name}",
@@ -185,6 +198,7 @@ def parse_run_jsonl(path: str | Path, *, dataset: str) -> Iterator[ItemRecord]:
 def parse_items_file(path: str | Path, *, dataset: str, fmt: str = "auto") -> Iterator[ItemRecord]:
     """Dispatch on ``fmt`` (``auto`` detects it); see :data:`FORMATS`."""
     path = Path(path)
+    dataset_name(dataset, path=None, line=None)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     fmt = detect_format(path) if fmt == "auto" else fmt
@@ -214,7 +228,9 @@ def dataset_review_items(
 
     from core.db import Database
 
-    frame = Database(ws.root).query(
+    db = Database(ws.root)
+    db.require_dataset(dataset)  # the dataset's tables must still match its lock (SPEC §1.4)
+    frame = db.query(
         "SELECT r.business_id, r.review_id, r.idx, r.date, r.stars, r.text, s.name, s.city "
         "FROM reviews r LEFT JOIN restaurants s ON s.dataset = r.dataset AND s.business_id = r.business_id "
         "WHERE r.dataset = $dataset AND r.text IS NOT NULL ORDER BY r.business_id, r.idx",

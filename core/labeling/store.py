@@ -46,6 +46,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
 from core.errors import WorkbenchError
 from core.settings import labels_url
@@ -344,7 +345,13 @@ def open_store(workspace_root: str | Path | None = None, *, url: str | None = No
         store = _STORES.get(key)
         if store is None:
             store = LabelStore(key)
-            store.ensure_schema()
+            try:
+                store.ensure_schema()
+            except DBAPIError as exc:  # not a database (a corrupted or foreign file), unreadable, locked
+                store.dispose()
+                reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
+                raise WorkbenchError(f"the label store {store!r} cannot be opened: {reason}; restore it from a "
+                                     "backup or move it away to start a new one") from None
             _STORES[key] = store
         return store
 

@@ -247,7 +247,7 @@ def show_export(c: Context) -> None:
         data=lambda: export.to_jsonl(export.consensus_rows(store, project, include_models=c.include_models)),
         file_name=f"{project.name}_consensus.jsonl", mime="application/jsonl")
     if st.button("Write both to the workspace", key="label_review.write"):
-        out = c.ws.labels_dir / project.name
+        out = c.ws.labels_export_dir(project.name)
         result = export.export_project(store, project, out, include_models=c.include_models)
         st.success(f"Wrote {result['n_reviews']:,} reviews and {result['n_consensus']:,} consensus lines to "
                    f"`{out}`.")

@@ -6,6 +6,7 @@ import time
 
 import streamlit as st
 
+from core.errors import WorkbenchError
 from core.labeling import assignment, render
 from core.labeling.items import Project
 from core.labeling.store import LabelStore
@@ -69,8 +70,13 @@ def submit(store: LabelStore, project: Project, code: str, token: str) -> None:
     notes = (st.session_state.get(notes_key(token)) or "").strip() or None
     spent = max(0.0, time.time() - st.session_state.get(K_SHOWN_AT, time.time()))
     started = time.perf_counter()
-    _, nxt = assignment.submit_and_next(store, project, code, view.item_id, score, notes=notes,
-                                        seconds_spent=round(spent, 1), token=token)
+    try:
+        _, nxt = assignment.submit_and_next(store, project, code, view.item_id, score, notes=notes,
+                                            seconds_spent=round(spent, 1), token=token)
+    except WorkbenchError as exc:  # the reservation expired and the item got its raters meanwhile
+        keep(project, code, assignment.next_item(store, project, code))
+        st.session_state[K_FLASH] = str(exc)
+        return
     st.session_state[K_LAST_MS] = (time.perf_counter() - started) * 1000
     keep(project, code, nxt)
     st.session_state[K_FLASH] = f"Saved {score:+.2f}"

@@ -179,3 +179,25 @@ def test_every_review_section_runs(app_factory, labeled_ws, section):
         assert any(m.label.startswith("Krippendorff") for m in at.metric)
     if section == "Export":
         assert at.get("download_button")
+
+
+def test_a_submission_after_the_reservation_expired_moves_on_without_overfilling(app_factory, labeled_ws):
+    """Issue 9 (Low): ana's reservation of item 2 expires, two others fill it; her late submit is
+    refused with a message and she gets her next item; the item keeps its 3 raters."""
+    store = store_of(labeled_ws)
+    project = items.get_project(store, "study")
+    items.update_project(store, "study", reservation_seconds=1)
+    at = open_labeling(app_factory, labeled_ws, rater="ana")
+    assert "Question 2" in page_text(at)
+    time.sleep(1.2)
+    view = assignment.next_item(store, project, "bob")
+    assert view.item_id == 2
+    assignment.submit(store, project, "bob", 2, 0.1, token=view.token)
+    slider = next(s for s in at.slider if s.key.startswith("labeling.score."))
+    slider.set_value(0.3).run()  # Submit needs the slider moved
+    at.button(key="labeling.submit").click().run()
+    assert not at.exception
+    assert "Question 2" not in page_text(at)
+    with store.read() as conn:
+        raters = conn.execute(select(ratings.c.rater).where(ratings.c.item_id == 2)).scalars().all()
+    assert sorted(raters) == ["bob", "quinn", "zed"]

@@ -66,6 +66,17 @@ def test_data_page_shows_html_in_reviews_inert(app_factory, small_demo, tmp_path
     reviews.write_parquet(reviews_path)
     at = app_factory(root).run()
     at.switch_page("app_pages/data.py").run()
+    assert not at.exception and "changed since import" in at.error[0].value  # the lock check refuses it
+    import json
+
+    from core.files import sha256_file
+
+    lock_path = reviews_path.parent / "dataset.lock.json"  # re-lock the edited table
+    lock = json.loads(lock_path.read_text())
+    lock["tables"]["reviews.parquet"] = sha256_file(reviews_path)
+    lock_path.write_text(json.dumps(lock))
+    at = app_factory(root).run()
+    at.switch_page("app_pages/data.py").run()
     assert not at.exception
     bodies = [h.proto.body for h in at.get("html")]  # shown escaped: every character, no markup
     assert any("&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;&lt;b&gt;bold&lt;/b&gt;" in b for b in bodies)

@@ -76,4 +76,4 @@ def test_registered_json_view(tmp_path):
 def test_bad_view_format_is_rejected(tmp_path):
     db = Database(tmp_path)
     with pytest.raises(ValueError, match="unknown view format"):
-        db._view_sql(ViewSpec("x", "x", "csv"), True)
+        db._view_sql(ViewSpec("x", "x", "csv"), ("x.csv",))

@@ -109,8 +109,12 @@ def test_invalid_json_is_a_parse_error_with_the_raw_answer_kept(workspace, judgi
     rec = next(r for r in read_log(workspace, "d", "G1a", MODEL).to_dicts() if r["review_id"] == "rev-0-0")
     assert rec["parse_error"].startswith("invalid JSON") and rec["raw"] == '{"incident_severity": "mild", '
     assert rec["fields"] == dict.fromkeys(FIELDS)
-    # a parse error is a stored judgment: resume does not ask again
-    assert _run(workspace, judge).judged == 0 and llm_server.requests_by_key["rev-0-0"] == 1
+    # a parse error is stored but not cached, and resume asks again (issue 9: a bad answer may be
+    # transient); the new answer is the latest record
+    again = _run(workspace, judge)
+    assert (again.planned, again.judged, again.parse_errors) == (1, 1, 0)
+    assert llm_server.requests_by_key["rev-0-0"] == 2
+    assert _run(workspace, judge).planned == 0
 
 
 def test_out_of_enum_value_is_a_parse_error_never_replaced(workspace, judging_dataset, llm_server):

@@ -111,8 +111,12 @@ def test_bad_records_name_the_field(workspace, record, field):
 def test_bad_names_rejected(workspace):
     with pytest.raises(UnknownNameError, match="G1a"):
         append_judgments(workspace, "d", "G9z", "j", [rec("B1", 0)])
-    with pytest.raises(ValueError, match="invalid judge name"):
-        append_judgments(workspace, "d", "G1a", "../evil", [rec("B1", 0)])
+    for bad in ("", "j\n", " j", "x" * 301):
+        with pytest.raises(ValueError, match="invalid judge id"):
+            append_judgments(workspace, "d", "G1a", bad, [rec("B1", 0)])
+    # any other id is a judge id; its file name stays inside the task folder (issue 9, item 10)
+    path = judgment_path(workspace, "d", "G1a", "../evil")
+    assert path.parent == workspace.judgments_dir("d", "G1a") and "/" not in path.name
 
 
 def test_judged_keys_and_torn_line(workspace):

@@ -135,16 +135,17 @@ def test_the_scored_run_imports_with_its_scores_hidden(store, fixtures_dir):
 
 
 def _workspace_with_dataset(workspace):
-    folder = workspace.dataset_dir("tiny")
-    folder.mkdir(parents=True)
-    pl.DataFrame({"dataset": ["tiny"] * 2, "business_id": ["b1", "b2"], "name": ["Pho Place", "Taco Spot"],
-                  "city": ["X", "Y"]}).write_parquet(folder / "restaurants.parquet")
-    pl.DataFrame({
-        "dataset": ["tiny"] * 5, "business_id": ["b1", "b1", "b2", "b2", "b2"], "review_id": [f"r{i}" for i in range(5)],
+    from core.datasets import write_dataset
+
+    restaurants = pl.DataFrame({"business_id": ["b1", "b2"], "name": ["Pho Place", "Taco Spot"], "city": ["X", "Y"]})
+    reviews = pl.DataFrame({
+        "business_id": ["b1", "b1", "b2", "b2", "b2"], "review_id": [f"r{i}" for i in range(5)],
         "idx": pl.Series([0, 1, 0, 1, 2], dtype=pl.Int32), "date": ["2024-01-01 10:00:00"] * 5,
         "stars": [5.0, 1.0, 4.0, 2.0, 3.0], "useful": [0] * 5, "funny": [0] * 5, "cool": [0] * 5,
         "text": ["peanut free!", "got sick", None, "nut allergy ok", "great tacos"], "user_id": ["u"] * 5,
-    }).write_parquet(folder / "reviews.parquet")
+    })
+    # written (and locked) like an import: reading a dataset checks its lock (issue 9)
+    write_dataset(workspace, "tiny", restaurants, reviews, sources=[], layout="test")
     return workspace
 
 
@@ -165,5 +166,5 @@ def test_a_datasets_reviews_become_items(store, workspace):
         ws, "tiny", limit=2, seed=3)]
     other = items.create_project(store, "again")
     assert items.import_dataset_reviews(store, other, ws, "tiny").as_dict() == {"added": 0, "skipped": 4}
-    with pytest.raises(DataError, match="no reviews"):
+    with pytest.raises(UnknownNameError, match="unknown dataset 'missing'; valid: tiny"):  # checked (lock) first
         items.import_dataset_reviews(store, project, ws, "missing")

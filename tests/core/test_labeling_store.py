@@ -299,6 +299,7 @@ def test_a_process_killed_while_writing_leaves_a_consistent_store(store, store_u
     assert set(committed) <= stored, "a committed rating disappeared"
     assert len(stored) - len(committed) <= len(victims)  # at most the one commit each was printing
     # The store stays usable: the killed raters' reservations simply wait for expiry.
-    rid, _ = assignment.submit_and_next(store, project, "survivor", 1, 0.25)
+    view = assignment.next_item(store, project, "survivor")  # (item 1 has its raters: no overfilling it)
+    rid, _ = assignment.submit_and_next(store, project, "survivor", view.item_id, 0.25, token=view.token)
     assert rid > max(stored)
     assert integrity_problems(store) == []
