@@ -275,7 +275,7 @@ def grid_from_seed(path: str | Path) -> tuple[list[dict[str, Any]], list[dict[st
     responses = []
     for n, obj in jsonl_objects(path):
         ident = obj.get("identifier")
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        meta: dict[str, Any] = obj["metadata"] if isinstance(obj.get("metadata"), dict) else {}
         if not isinstance(ident, str) or not ident.strip():
             raise DataError("missing identifier", path=path, line=n, field="identifier")
         prompt_id, _, tail = ident.partition(":")

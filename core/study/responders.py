@@ -38,9 +38,14 @@ class Answer:
 class Responder(Protocol):
     """Anything that answers chat messages for one model id."""
 
-    model_id: str
-    provider: str
-    offline: bool
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def provider(self) -> str: ...
+
+    @property
+    def offline(self) -> bool: ...
 
     def respond(self, messages: list[dict[str, Any]]) -> Answer: ...
 
