@@ -119,12 +119,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         prompts, responses = grid.grid_from_seed(path)
         gpath = runs.study_dir(args.workspace, args.study) / runs.GRID_FILE
         grid.write_grid(gpath, prompts)
-        result = {"grid": str(gpath), "prompts": len(prompts), "responses": len(responses)}
+        written: list[str] = []
         for run_id in sorted({r["run_id"] for r in responses}):
             target = runs.run_dir(args.workspace, args.study, run_id) / runs.RUN_FILE
             write_jsonl_atomic(target, [r for r in responses if r["run_id"] == run_id])
-            result.setdefault("runs", []).append(str(target))
-        text = f"{len(prompts)} prompts -> {gpath}; {len(responses)} responses -> {', '.join(result.get('runs', []))}"
+            written.append(str(target))
+        result = {"grid": str(gpath), "prompts": len(prompts), "responses": len(responses), "runs": written}
+        text = f"{len(prompts)} prompts -> {gpath}; {len(responses)} responses -> {', '.join(written) or '-'}"
     emit(args, result, text)
     return 0
 
