@@ -207,7 +207,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     from core.study.runs import GRID_FILE, list_studies, study_dir
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for study in list_studies(args.workspace):
         base = study_dir(args.workspace, study)
         runs = sorted(p.name for p in (base / "runs").iterdir()) if (base / "runs").is_dir() else []
