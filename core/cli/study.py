@@ -169,8 +169,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _f(x: Any, d: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:+.{d}f}"
+def _f(x: Any, d: int = 3, sign: str = "+") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:{sign}.{d}f}"
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
@@ -198,7 +198,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
               for u in rep["uplifts"]]
     if "audit" in rep:
         lines.append(f"audited: {rep['audit']['n_audited']} responses with a human consensus")
-        lines += [f"  {r['perspective']:<9} {r['rater']:<28} n={r['n']:<4} MAE {_f(r['mae'])} Pearson {_f(r['pearson'])} "
+        lines += [f"  {r['perspective']:<9} {r['rater']:<28} n={r['n']:<4} MAE {_f(r['mae'], sign='')} Pearson {_f(r['pearson'])} "
                   f"Spearman {_f(r['spearman'])} CCC {_f(r['ccc'])}" for r in rep["audit"]["model_vs_human"]]
     emit(args, json_safe(rep), "\n".join(lines))
     return 0
