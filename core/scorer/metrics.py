@@ -100,7 +100,7 @@ def bland_altman(y_true: Any, y_pred: Any, *, z: float = 1.96) -> dict[str, floa
     """
     a, b = _check_pair(y_true, y_pred)
     d = b - a
-    bias = float(np.round(d.mean(), 12))
+    bias = float(np.round(d.mean(), 12)) + 0.0  # no "-0.0"
     sd = float(d.std(ddof=1)) if d.size > 1 else float("nan")
     return {"bias": bias, "sd": sd, "loa_low": bias - z * sd, "loa_high": bias + z * sd, "n": int(d.size)}
 

@@ -86,7 +86,7 @@ def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_pro
         n_train_ratings = _rate(store, project, stances, rng)
         progress(2, 5, "scorer")
         trained = model.train(data.consensus_examples(store, project), data.project_ratings(store, project),
-                              seed=seed, project=project.name)
+                              seed=seed, cv=3, project=project.name)
         scorer_dir = model.save(trained, ws.root / "scorers" / SCORER_DIR)
         progress(3, 5, "study run")
         prompts = grid.build_grid(templates, factors, template_ids=["raise"], levels=DEMO_LEVELS)
