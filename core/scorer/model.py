@@ -127,14 +127,21 @@ class TrainedScorer:
 
     pipeline: Any
     manifest: dict[str, Any]
+    _fast: Any = None  # core.scorer.fast.FastLinear, compiled on first use (False: not applicable)
 
     @property
     def name(self) -> str:
         return str(self.manifest.get("name") or self.manifest["kind"])
 
     def predict(self, texts: list[str]) -> np.ndarray:
-        """Scores in [-1, 1]."""
-        return predict_clipped(self.pipeline, texts)
+        """Scores in [-1, 1] (the vectorised path for linear TF-IDF pipelines, else scikit-learn)."""
+        if self._fast is None:
+            from core.scorer.fast import compile_linear
+
+            self._fast = compile_linear(self.pipeline) or False
+        if self._fast is False or not texts:
+            return predict_clipped(self.pipeline, texts)
+        return np.clip(self._fast.predict(texts), -1.0, 1.0)
 
 
 def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_KIND, seed: int = DEFAULT_SEED,

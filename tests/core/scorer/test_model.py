@@ -136,3 +136,24 @@ def test_cli_train_apply_evaluate(rated_project, tmp_path, capsys, monkeypatch):
                  "--kind", "nope"]) == 1
     assert "unknown scorer kind 'nope'" in capsys.readouterr().err
     close_stores()
+
+
+def test_fast_path_matches_scikit_learn(rated_project, fixtures_dir):
+    import json as _json
+
+    from core.scorer.fast import compile_linear
+
+    store, project, records = rated_project
+    examples = data.consensus_examples(store, project)
+    trained = model.train(examples, data.project_ratings(store, project))
+    fast = compile_linear(trained.pipeline)
+    assert fast is not None and fast.max_n == 2 and fast.sublinear
+    aita = [_json.loads(line)["model_response_text"]
+            for line in (fixtures_dir / "aita/seeds/aita_seed.jsonl").read_text(encoding="utf-8").splitlines()]
+    texts = [*examples["text"].to_list(), *aita, "", "x", "Ünïcödé wörds — ÀÉÎ straße 42€ l'été", "TENANT Tenant tenant"]
+    expected = np.clip(trained.pipeline.predict(texts), -1, 1)
+    assert np.abs(trained.predict(texts) - expected).max() < 1e-5
+    assert trained.predict(["", "zzz qqq"]).tolist() == pytest.approx(
+        [float(np.clip(trained.pipeline[-1].intercept_, -1, 1))] * 2)
+    other = model.train(examples, data.project_ratings(store, project), kind="tfidf-wordchar-ridgecv")
+    assert compile_linear(other.pipeline) is None  # falls back to scikit-learn
