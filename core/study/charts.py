@@ -18,7 +18,7 @@ PERSPECTIVE_SCALE = alt.Scale(domain=list(PERSPECTIVES), range=[PERSPECTIVE_HEX[
 SCORE_SCALE = alt.Scale(domain=[-1, 1])
 
 
-def group_means_chart(groups: list[dict[str, Any]]) -> alt.Chart:
+def group_means_chart(groups: list[dict[str, Any]]) -> alt.LayerChart:
     """Mean score per model and perspective with its 95% interval (one row per model and perspective)."""
     rows = [{"row": f"{g['model_id']} · {g['perspective']}", **{k: g[k] for k in ("model_id", "perspective", "n",
                                                                                 "mean", "ci_low", "ci_high")}}
@@ -37,10 +37,11 @@ def group_means_chart(groups: list[dict[str, Any]]) -> alt.Chart:
         x2="ci_high:Q")
     points = base.mark_point(filled=True, size=90).encode(x=alt.X("mean:Q", scale=SCORE_SCALE))
     zero = alt.Chart(pl.DataFrame({"x": [0.0]})).mark_rule(color="#adb5bd", strokeDash=[4, 4]).encode(x="x:Q")
-    return alt.layer(zero, bars, points).properties(height=alt.Step(26))
+    chart: alt.LayerChart = alt.LayerChart(layer=[zero, bars, points], height=alt.Step(26))
+    return chart
 
 
-def bland_altman_chart(points: list[dict[str, Any]], summary: dict[str, Any]) -> alt.Chart:
+def bland_altman_chart(points: list[dict[str, Any]], summary: dict[str, Any]) -> alt.LayerChart:
     """Bland–Altman plot: per audited response the mean of scorer and human (x) against their
     difference scorer − human (y), with the bias and the 95% limits of agreement as lines."""
     frame = pl.DataFrame(points, schema={"model_id": pl.String, "perspective": pl.String, "prompt_id": pl.String,
@@ -59,4 +60,5 @@ def bland_altman_chart(points: list[dict[str, Any]], summary: dict[str, Any]) ->
     rules = alt.Chart(lines).mark_rule().encode(
         y="y:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top")),
         tooltip=["what:N", alt.Tooltip("y:Q", format="+.3f")])
-    return alt.layer(dots, rules).properties(height=300)
+    chart: alt.LayerChart = alt.LayerChart(layer=[dots, rules], height=300)
+    return chart

@@ -24,14 +24,14 @@ from core.progress import Progress, no_progress
 from core.settings import labels_url
 from core.study import audit, grid
 from core.study.collect import collect_responses, plan_collection
-from core.study.responders import OFFLINE_MODELS
+from core.study.responders import OFFLINE_MODELS, OfflineAdvisor, Responder
 from core.study.runs import GRID_FILE, RUN_FILE, SCORED_FILE, run_dir, study_dir
 from core.workspace import Workspace
 
 STUDY, RUN_ID = "demo-rent", "demo-run"
 TRAINING_PROJECT, AUDIT_PROJECT, SCORER_DIR = "demo-stance-training", "demo-rent-audit", "demo-stance"
 RATERS = {"demo_ana": 0.04, "demo_ben": -0.08, "demo_chloe": 0.06}
-DEMO_LEVELS = {"base_rent": [600, 1200], "amount": [50, 100, 200], "relationship_quality": ["good", "bad"]}
+DEMO_LEVELS: dict[str, list[Any]] = {"base_rent": [600, 1200], "amount": [50, 100, 200], "relationship_quality": ["good", "bad"]}
 AUDIT_N = 30
 
 
@@ -69,14 +69,15 @@ def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_pro
     open_store(ws.root)  # schema
     rng = random.Random(seed)
     templates, factors = grid.read_templates(), grid.read_factors()
-    advisors = list(OFFLINE_MODELS.values())
+    advisors: list[Responder] = list(OFFLINE_MODELS.values())
     store = LabelStore(labels_url(ws.root.resolve()), synchronous="NORMAL")
     try:
         progress(0, 5, "training answers")
         train_prompts = grid.build_grid(templates, factors, template_ids=["costs", "renewal"])
         records = []
+        offline: list[OfflineAdvisor] = list(OFFLINE_MODELS.values())
         for i, p in enumerate(train_prompts):
-            advisor = advisors[i % len(advisors)]
+            advisor = offline[i % len(offline)]
             records.append({"run_id": "demo-training", "model_id": advisor.model_id, "prompt_id": p["prompt_id"],
                             "factors": p["factors"], "messages": p["messages"],
                             "response_text": advisor.respond(p["messages"]).text})
