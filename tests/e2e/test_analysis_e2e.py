@@ -42,3 +42,26 @@ def test_analysis_page_renders_charts_tables_and_disagreements(chromium_browser,
         page.screenshot(path=str(shots / "analysis_tenant.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_audit_item_is_blind_in_the_labeling_page(chromium_browser, small_demo, tmp_path):
+    import shutil
+
+    from tests.e2e.conftest import StreamlitServer
+
+    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path)
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root)  # rating writes to the store: never to the shared demo
+    server = StreamlitServer(root)
+    page = chromium_browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        page.goto(f"{server.url}/labeling?rater=e2e_auditor&project=demo-rent-audit")
+        wait_ready(page, "Rent increase scenario")
+        body = page.inner_text("body")
+        assert "The rent is" in body and "the landlord proposes an increase" in body
+        for hidden in ("offline:advisor", "demo-stance", "asked as", "perspective", "I am a landlord", "I am a tenant"):
+            assert hidden not in body, hidden
+        page.screenshot(path=str(shots / "audit_labeling.png"), full_page=False)
+    finally:
+        page.close()
+        server.stop()
