@@ -81,6 +81,18 @@ SCORER_KINDS.add(ScorerKind("tfidf-wordchar-ridgecv", "word 1-2-gram + char 2-5-
                             {"word_ngram_range": [1, 2], "char_ngram_range": [2, 5], "alphas": "logspace(-2, 2, 9)"}))
 
 
+def _drop_process_state(pipeline: Any) -> Any:
+    """Delete what differs between processes from each vectorizer, so the same data and seed give
+    the same model file bytes (and hash): ``stop_words_`` (the terms min_df pruned, a set kept for
+    introspection only) and ``_stop_words_id`` (a memory address; scikit-learn recomputes it)."""
+    for _, step in getattr(pipeline, "steps", []):
+        for _, part in getattr(step, "transformer_list", [("", step)]):
+            for name in ("stop_words_", "_stop_words_id"):
+                if hasattr(part, name):
+                    delattr(part, name)
+    return pipeline
+
+
 def predict_clipped(pipeline: Any, texts: list[str]) -> np.ndarray:
     """Predictions clipped to [-1, 1]."""
     if not texts:
@@ -146,7 +158,7 @@ class TrainedScorer:
 
 def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_KIND, seed: int = DEFAULT_SEED,
           test_size: float = DEFAULT_TEST_SIZE, cv: int = DEFAULT_CV, project: str = "",
-          minimum: int | None = None) -> TrainedScorer:
+          minimum: int | None = None, created_at: datetime | None = None) -> TrainedScorer:
     """Fit a scorer on consensus examples (see :mod:`core.scorer.data`).
 
     Args:
@@ -154,6 +166,7 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
         ratings: human ratings (item_id, rater, score; one per rater and item) for the ceiling.
         kind: a name in :data:`SCORER_KINDS`.
         minimum: refuse below this many examples (default :data:`core.scorer.data.MIN_TRAINING_ITEMS`).
+        created_at: the time recorded in the manifest (default now; the demo passes a fixed one).
     """
     from sklearn import __version__ as sklearn_version
 
@@ -169,7 +182,7 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
     train_idx, test_idx = grouped_split(groups, test_size=test_size, seed=seed)
     tr_texts = [texts[i] for i in train_idx]
     cv_report = cross_validate(spec, tr_texts, y[train_idx], [groups[i] for i in train_idx], n_splits=cv, seed=seed)
-    pipeline = spec.build(seed).fit(tr_texts, y[train_idx])
+    pipeline = _drop_process_state(spec.build(seed).fit(tr_texts, y[train_idx]))
     pred = predict_clipped(pipeline, [texts[i] for i in test_idx])
     held_out = metrics.agreement_report(y[test_idx], pred)
     test_ids = examples["item_id"].to_numpy()[test_idx].tolist()
@@ -184,7 +197,7 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
                   "test": [examples["key"][int(i)] for i in test_idx]},
         "test_predictions": [round(float(p), 6) for p in pred],
         "metrics": held_out, "cv": cv_report, "human_ceiling": ceiling,
-        "sklearn_version": sklearn_version, "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sklearn_version": sklearn_version, "created_at": (created_at or datetime.now(UTC)).isoformat(timespec="seconds"),
     }
     return TrainedScorer(pipeline, manifest)
 
@@ -199,7 +212,7 @@ def save(scorer: TrainedScorer, model_dir: str | Path) -> Path:
     if target.exists() and not (target / MANIFEST_FILE).is_file():
         raise WorkbenchError(f"{target} exists and is not a scorer folder; choose another --out")
     with atomic_dir(target) as tmp:
-        joblib.dump(scorer.pipeline, tmp / MODEL_FILE)
+        joblib.dump(_drop_process_state(scorer.pipeline), tmp / MODEL_FILE)
         scorer.manifest["name"] = target.name
         scorer.manifest["files"] = {MODEL_FILE: sha256_file(tmp / MODEL_FILE)}
         write_json_atomic(tmp / MANIFEST_FILE, json_safe(scorer.manifest))

@@ -10,6 +10,7 @@ soon as it arrives, so a killed process loses at most the calls in flight, and a
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -54,10 +55,16 @@ def plan_collection(prompts: list[dict[str, Any]], responders: list[Responder], 
     return CollectionPlan(run_id, path, todo, done=len(ok), failed_before=failed)
 
 
-def _record(run_id: str, responder: Responder, prompt: dict[str, Any]) -> dict[str, Any]:
+def utcnow() -> datetime:
+    """The current time (aware, UTC)."""
+    return datetime.now(UTC)
+
+
+def _record(run_id: str, responder: Responder, prompt: dict[str, Any],
+            clock: Callable[[], datetime] = utcnow) -> dict[str, Any]:
     from core.llm import describe_error
 
-    started = datetime.now(UTC)
+    started = clock()
     rec: dict[str, Any] = {
         "run_id": run_id, "timestamp_iso": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
         "model_id": responder.model_id, "provider": responder.provider, "prompt_id": prompt["prompt_id"],
@@ -68,14 +75,16 @@ def _record(run_id: str, responder: Responder, prompt: dict[str, Any]) -> dict[s
         answer = responder.respond(prompt["messages"])
     except Exception as exc:  # noqa: BLE001 - any failure is recorded on its sample
         return {**rec, "response_text": None, "error": describe_error(exc)}
-    latency = (datetime.now(UTC) - started).total_seconds() * 1000
+    latency = (clock() - started).total_seconds() * 1000
     return {**rec, "response_text": answer.text, "error": None, "usage": answer.usage, "cached": answer.cached,
             "latency_ms": round(latency, 1)}
 
 
-def collect_responses(plan: CollectionPlan, *, concurrency: int = 1,
-                      progress: Progress = no_progress) -> dict[str, Any]:
+def collect_responses(plan: CollectionPlan, *, concurrency: int = 1, progress: Progress = no_progress,
+                      clock: Callable[[], datetime] = utcnow) -> dict[str, Any]:
     """Make the planned calls and append each record to the run log as it arrives.
+
+    ``clock`` gives the timestamps (the demo passes a fake clock so the same seed gives the same bytes).
 
     Returns counts: ``requested``, ``answered``, ``failed``, ``already_done``.
     """
@@ -87,7 +96,7 @@ def collect_responses(plan: CollectionPlan, *, concurrency: int = 1,
     progress(0, total, "responses")
 
     def one(job: tuple[Responder, dict[str, Any]]) -> None:
-        rec = _record(plan.run_id, *job)
+        rec = _record(plan.run_id, *job, clock=clock)
         with lock:
             append_jsonl(plan.path, [rec])
             counts["failed" if rec["response_text"] is None else "answered"] += 1

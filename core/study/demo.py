@@ -15,6 +15,7 @@ real human judgement; it only gives every page and statistic something to show.
 from __future__ import annotations
 
 import random
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from core.labeling import assignment, items
@@ -33,6 +34,7 @@ TRAINING_PROJECT, AUDIT_PROJECT, SCORER_DIR = "demo-stance-training", "demo-rent
 RATERS = {"demo_ana": 0.04, "demo_ben": -0.08, "demo_chloe": 0.06}
 DEMO_LEVELS: dict[str, list[Any]] = {"base_rent": [600, 1200], "amount": [50, 100, 200], "relationship_quality": ["good", "bad"]}
 AUDIT_N = 30
+_START = datetime(2026, 1, 12, 9, 0, 0, tzinfo=UTC)  # the demo run's (fake) clock
 
 
 def demo_rating(stance: float, rater: str, rng: random.Random) -> float:
@@ -70,7 +72,9 @@ def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_pro
     rng = random.Random(seed)
     templates, factors = grid.read_templates(), grid.read_factors()
     advisors: list[Responder] = list(OFFLINE_MODELS.values())
-    store = LabelStore(labels_url(ws.root.resolve()), synchronous="NORMAL")
+    stamps = iter(range(10**9))
+    store = LabelStore(labels_url(ws.root.resolve()), synchronous="NORMAL",
+                       clock=lambda: (_START + timedelta(seconds=37 * next(stamps))).replace(tzinfo=None))
     try:
         progress(0, 5, "training answers")
         train_prompts = grid.build_grid(templates, factors, template_ids=["costs", "renewal"])
@@ -87,13 +91,15 @@ def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_pro
         n_train_ratings = _rate(store, project, stances, rng)
         progress(2, 5, "scorer")
         trained = model.train(data.consensus_examples(store, project), data.project_ratings(store, project),
-                              seed=seed, cv=3, project=project.name)
+                              seed=seed, cv=3, project=project.name, created_at=_START)
         scorer_dir = model.save(trained, ws.root / "scorers" / SCORER_DIR)
         progress(3, 5, "study run")
         prompts = grid.build_grid(templates, factors, template_ids=["raise"], levels=DEMO_LEVELS)
         grid.write_grid(study_dir(ws, STUDY) / GRID_FILE, prompts)
         run_path = run_dir(ws, STUDY, RUN_ID) / RUN_FILE
-        collect_responses(plan_collection(prompts, advisors, run_path, run_id=RUN_ID))
+        ticks = iter(range(10**9))
+        collect_responses(plan_collection(prompts, advisors, run_path, run_id=RUN_ID),
+                          clock=lambda: _START + timedelta(milliseconds=250 * next(ticks)))
         apply.apply_to_run(model.load(scorer_dir), run_path, scored_path)
         progress(4, 5, "audit")
         sample = audit.stratified_sample(read_run(scored_path), AUDIT_N, seed=seed)
