@@ -147,7 +147,7 @@ def test_fast_path_matches_scikit_learn(rated_project, fixtures_dir):
     examples = data.consensus_examples(store, project)
     trained = model.train(examples, data.project_ratings(store, project))
     fast = compile_linear(trained.pipeline)
-    assert fast is not None and fast.max_n == 2 and fast.sublinear
+    assert fast is not None and len(fast.bigram_keys) > 0 and fast.sublinear
     aita = [_json.loads(line)["model_response_text"]
             for line in (fixtures_dir / "aita/seeds/aita_seed.jsonl").read_text(encoding="utf-8").splitlines()]
     texts = [*examples["text"].to_list(), *aita, "", "x", "Ünïcödé wörds — ÀÉÎ straße 42€ l'été", "TENANT Tenant tenant"]
