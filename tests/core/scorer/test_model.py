@@ -157,3 +157,27 @@ def test_fast_path_matches_scikit_learn(rated_project, fixtures_dir):
         [float(np.clip(trained.pipeline[-1].intercept_, -1, 1))] * 2)
     other = model.train(examples, data.project_ratings(store, project), kind="tfidf-wordchar-ridgecv")
     assert compile_linear(other.pipeline) is None  # falls back to scikit-learn
+
+
+def test_fast_path_other_settings_match_or_fall_back():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+
+    from core.scorer.fast import compile_linear
+
+    texts = [f"the tenant pays {i} and the landlord asks for more rent number {i % 7}" for i in range(40)]
+    texts += ["landlord landlord tenant", "short", "Ünïcödé straße tenant's rent"]
+    y = np.linspace(-1, 1, len(texts))
+    for vec, expect_fast in ((TfidfVectorizer(), True), (TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=False), True),
+                             (TfidfVectorizer(ngram_range=(1, 2), max_df=0.5), None),
+                             (TfidfVectorizer(stop_words="english"), False)):
+        pipe = make_pipeline(vec, Ridge()).fit(texts, y)
+        fast = compile_linear(pipe)
+        if expect_fast is False:
+            assert fast is None
+        elif fast is not None:
+            new = ["the landlord asks", "tenant pays 3 and more", "", "nothing known here"]
+            assert np.abs(fast.predict(new) - pipe.predict(new)).max() < 1e-9
+        else:
+            assert expect_fast is None  # pruned words: either exact or refused, never wrong
