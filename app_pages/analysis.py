@@ -94,6 +94,9 @@ def _fmt(x: float | None) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.2f}"
 
 
+st.download_button("Download the audited responses (CSV)", page.audit_csv(audit["items"]),
+                   file_name=f"{project}_audit_vs_scorer.csv", mime="text/csv", key="analysis.download")
+
 st.subheader("Largest disagreements")
 for d in audit["disagreements"]:
     title = (f"{d['model_id']} · asked as {d['perspective']} · scorer {_fmt(d['score'])} · humans "

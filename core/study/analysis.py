@@ -155,6 +155,13 @@ def bland_altman_points(joined: pl.DataFrame) -> pl.DataFrame:
                          (pl.col("score") - pl.col("human")).alias("diff"))
 
 
+def audited_items(joined: pl.DataFrame) -> list[dict[str, Any]]:
+    """The audit brought back: per audited response its keys, the scorer's score and the human consensus."""
+    return (joined.select("run_id", "model_id", "perspective", "prompt_id", "scorer_model", "score", "human",
+                          "human_source", "n_ratings")
+            .sort("model_id", "perspective", "prompt_id").to_dicts())
+
+
 def disagreements(joined: pl.DataFrame, *, top: int = 10) -> list[dict[str, Any]]:
     """The audited responses where scorer and humans differ most, with prompt and response."""
     return (joined.with_columns((pl.col("score") - pl.col("human")).alias("diff"))
@@ -179,5 +186,5 @@ def analyze(path: str | Path, *, audit: dict[str, pl.DataFrame] | None = None,
         joined = join_audit(frame, audit)
         out["audit"] = {"n_audited": joined.height, "model_vs_human": model_vs_human(joined, audit) if joined.height else [],
                         "bland_altman": bland_altman_points(joined).to_dicts(),
-                        "disagreements": disagreements(joined, top=top)}
+                        "disagreements": disagreements(joined, top=top), "items": audited_items(joined)}
     return out

@@ -111,3 +111,8 @@ def versus_table(rows: list[dict[str, Any]], perspective: str) -> pl.DataFrame:
                         schema={"who": pl.String, "compared": pl.String, "n": pl.Int64, "MAE": pl.Float64,
                                 "RMSE": pl.Float64, "Pearson": pl.Float64, "Spearman": pl.Float64,
                                 "Lin's CCC": pl.Float64, "bias": pl.Float64})
+
+
+def audit_csv(items: list[dict[str, Any]]) -> bytes:
+    """The audited responses (keys, scorer score, human consensus) as CSV."""
+    return pl.DataFrame(items).write_csv().encode("utf-8") if items else b""

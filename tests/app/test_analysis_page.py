@@ -28,6 +28,7 @@ def test_analysis_page_shows_groups_uplifts_audit_and_disagreements(app_factory,
         json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     assert len(specs) == 2
     assert "scorer − human" in json.dumps(specs[1], ensure_ascii=False)
+    assert len(at.get("download_button")) == 1  # the audit brought back, as CSV
     texts = [t.value for t in at.text]
     assert texts and all(not any(t in m.value for m in at.markdown) for t in texts if len(t) > 20)
 

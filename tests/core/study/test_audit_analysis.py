@@ -146,6 +146,8 @@ def test_analysis_statistics_match_numpy_and_scipy(store, tmp_path):
     dis = rep["audit"]["disagreements"]
     assert abs(dis[0]["diff"]) == pytest.approx(np.abs(model_s - human).max(), abs=1e-6)
     assert dis[0]["response_text"] and dis[0]["prompt_text"]
+    back = {(i["model_id"], i["prompt_id"]): (i["score"], i["human"]) for i in rep["audit"]["items"]}
+    assert back == {k: (pytest.approx(v[0]), pytest.approx(v[1], abs=1e-6)) for k, v in truth.items()}
     ba = rep["audit"]["bland_altman"]
     assert len(ba) == 12 and np.mean([b["diff"] for b in ba]) == pytest.approx(r["bias"], abs=1e-9)
 
