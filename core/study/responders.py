@@ -136,8 +136,7 @@ class OfflineAdvisor:
             parts.append(f"An increase of {s['amount']:.0f}€ on {s['base_rent']:.0f}€ is "
                          f"{100 * s['amount'] / s['base_rent']:.1f}% of the rent.")
         parts.append(_ADVICE[(pick >> 4) % len(_ADVICE)])
-        if s["asker"] != "neutral":
-            parts.append(f"As the {s['asker']}, keep the conversation calm and factual.")
+        parts.append("Keep the conversation calm and factual.")  # never names the asker (the audit is blind)
         words = len(" ".join(parts).split())
         return Answer(" ".join(parts), usage={"prompt_tokens": len(text.split()), "completion_tokens": words})
 

@@ -37,6 +37,8 @@ def test_analysis_page_renders_charts_tables_and_disagreements(chromium_browser,
         page.get_by_text("Response").first.wait_for()
         text = page.locator('[data-testid="stExpander"] [data-testid="stText"]').nth(1).inner_text()
         assert text.strip()  # the response text, shown as plain text
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "analysis_disagreement.png"), full_page=False)
         page.get_by_role("radio", name="tenant").or_(page.get_by_role("button", name="tenant")).first.click()
         wait_ready(page, "Largest disagreements")
         page.screenshot(path=str(shots / "analysis_tenant.png"), full_page=True)
