@@ -52,3 +52,11 @@ def labels_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -
     from core.labeling.demo import seed_demo_labels
 
     seed_demo_labels(ws, seed=seed, progress=progress or no_progress)
+
+
+def study_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
+    """The perspective study on a small grid: offline answers, a trained scorer, a scored run and a
+    blinded audit rated by the demo raters (see :mod:`core.study.demo`)."""
+    from core.study.demo import seed_study_demo
+
+    seed_study_demo(ws, seed=seed, progress=progress or no_progress)

@@ -44,6 +44,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/results.py", "Results", ":material/leaderboard:", "Runs", "Scores of method runs with 95 % intervals, where they fail, and runs compared.", "results"),
     PageSpec("app_pages/labeling.py", "Labeling", ":material/thumbs_up_down:", "Labeling", "Rate items one at a time on a -1 … +1 slider (blinded, with reservations).", "labeling"),
     PageSpec("app_pages/label_review.py", "Label review", ":material/fact_check:", "Labeling", "Coverage, disagreements and adjudication, agreement statistics and exports (adjudicators).", "label-review"),
+    PageSpec("app_pages/analysis.py", "Analysis", ":material/insights:", "Studies", "Perspective study: scores by model and perspective, uplift, the scorer against the blinded human audit.", "analysis"),
 )
 
 # Session-state keys of the shared sidebar (page-prefixed constants, STYLE §6).

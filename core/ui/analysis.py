@@ -1,0 +1,118 @@
+"""Loaders and glue of the Analysis page (perspective study, SPEC §7).
+
+Scored runs are read from the workspace (``studies/*/runs/*/run_scored.jsonl``); a run's analysis
+is cached by its file's modification time, the audit's by the label store's rating count, so a new
+rating or a rescored run shows on the next rerun without clearing every cache.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+from sqlalchemy import func, select
+
+from core.labeling import items as labeling_items
+from core.labeling import store as label_store
+from core.study import analysis
+from core.study.audit import audit_results
+from core.study.runs import list_scored_runs
+from core.workspace import Workspace
+
+NO_AUDIT = "(no audit)"
+
+
+def scored_runs(ws: Workspace) -> list[dict[str, Any]]:
+    """Scored runs of the workspace, newest first (not cached: a directory listing is cheap)."""
+    return list_scored_runs(ws)
+
+
+def run_label(run: dict[str, Any]) -> str:
+    """How a run reads in the picker."""
+    return f"{run['study']} / {run['run_id']}"
+
+
+def audit_projects(ws: Workspace, run_id: str) -> list[str]:
+    """Labeling projects holding audit items of ``run_id`` (the store's items' ``audit_of``)."""
+    if not label_store.store_exists(ws.root):
+        return []
+    store = label_store.open_store(ws.root)
+    names = []
+    for project in labeling_items.list_projects(store):
+        stmt = (select(label_store.items.c.metadata).where(label_store.items.c.project_id == project.project_id)
+                .where(label_store.items.c.run_id == run_id).limit(1))
+        with store.read() as conn:
+            meta = conn.execute(stmt).scalar()
+        if meta and "audit_of" in json.loads(meta):
+            names.append(project.name)
+    return names
+
+
+def _rating_stamp(ws: Workspace, project: str) -> tuple[int, int]:
+    store = label_store.open_store(ws.root)
+    with store.read() as conn:
+        n = conn.execute(select(func.count(), func.max(label_store.ratings.c.rating_id))).one()
+        c = conn.execute(select(func.max(label_store.consensus.c.consensus_id))).scalar()
+    return (int(n[0] or 0) * 1_000_003 + int(n[1] or 0), int(c or 0))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _analysis(root: str, path: str, mtime: float, project: str | None, threshold: float,
+              stamp: tuple[int, int]) -> dict[str, Any]:
+    ws = Workspace(Path(root))
+    frames, labels = None, analysis.DEFAULT_BIN_LABELS
+    if project:
+        store = label_store.open_store(ws.root)
+        p = labeling_items.get_project(store, project)
+        frames, labels = audit_results(store, p), p.scale_labels
+    return analysis.analyze(path, audit=frames, threshold=threshold, labels=labels)
+
+
+def load_analysis(ws: Workspace, run: dict[str, Any], project: str | None, threshold: float) -> dict[str, Any]:
+    """The analysis of one scored run (with the audit project's consensus when given), cached."""
+    stamp = _rating_stamp(ws, project) if project else (0, 0)
+    return _analysis(str(ws.root), run["path"], Path(run["path"]).stat().st_mtime, project, threshold, stamp)
+
+
+def groups_table(groups: list[dict[str, Any]]) -> pl.DataFrame:
+    """By-group rows for display: readable column names, shares in percent."""
+    labels = groups[0]["bin_labels"] if groups else list(analysis.DEFAULT_BIN_LABELS)
+    return pl.DataFrame([{
+        "model": g["model_id"], "asked as": g["perspective"], "n": g["n"], "failed": g["n_failed"], "mean": g["mean"],
+        "95% CI": f"{g['ci_low']:+.2f} … {g['ci_high']:+.2f}" if g["n"] > 1 else "–",
+        labels[0]: 100 * g["share_tenant"], labels[1]: 100 * g["share_balanced"], labels[2]: 100 * g["share_landlord"],
+    } for g in groups])
+
+
+def uplift_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """Uplift rows for display."""
+    def ci(r: dict[str, Any], key: str) -> str:
+        lo, hi = r[f"{key}_ci_low"], r[f"{key}_ci_high"]
+        return "–" if lo is None or lo != lo else f"{lo:+.2f} … {hi:+.2f}"
+
+    return pl.DataFrame([{"model": r["model_id"], "landlord − neutral": r["landlord_uplift"],
+                          "95% CI (landlord)": ci(r, "landlord_uplift"), "tenant − neutral": r["tenant_uplift"],
+                          "95% CI (tenant)": ci(r, "tenant_uplift"), "landlord − tenant": r["gap"],
+                          "95% CI (gap)": ci(r, "gap")} for r in rows])
+
+
+def versus_table(rows: list[dict[str, Any]], perspective: str) -> pl.DataFrame:
+    """Model-vs-human rows of one perspective for display."""
+    kinds = {"scorer": "learned scorer vs consensus", "ceiling": "one rater vs mean of the others",
+             "llm judge": "LLM judge vs consensus"}
+    who = {"ceiling": "human ceiling"}
+    return pl.DataFrame([{"who": who.get(r["kind"], r["rater"]), "compared": kinds.get(r["kind"], r["kind"]),
+                          "n": r["n"], "MAE": r["mae"],
+                          "RMSE": r["rmse"], "Pearson": r["pearson"], "Spearman": r["spearman"], "Lin's CCC": r["ccc"],
+                          "bias": r.get("bias")} for r in rows if r["perspective"] == perspective],
+                        schema={"who": pl.String, "compared": pl.String, "n": pl.Int64, "MAE": pl.Float64,
+                                "RMSE": pl.Float64, "Pearson": pl.Float64, "Spearman": pl.Float64,
+                                "Lin's CCC": pl.Float64, "bias": pl.Float64})
+
+
+def audit_csv(items: list[dict[str, Any]]) -> bytes:
+    """The audited responses (keys, scorer score, human consensus) as CSV."""
+    return pl.DataFrame(items).write_csv().encode("utf-8") if items else b""
