@@ -119,7 +119,9 @@ with tabs[3]:
         st.altair_chart(charts.history_chart(hist, goal=config.pass_rate_goal), width="stretch")
         st.dataframe(hist.select("time", "model", "accuracy_method", "overall_score", "pass_rate", "report"),
                      hide_index=True, width="stretch",
-                     column_config={"overall_score": ug.SCORE, "pass_rate": ug.PCT})
+                     column_config={"overall_score": st.column_config.NumberColumn("overall", format="%.3f"),
+                                    "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
+                                    "accuracy_method": "accuracy"})
 
 with tabs[4]:
     name = store.default_report_name(set_name, source, rep["metadata"]["timestamp"])

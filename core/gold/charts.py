@@ -15,11 +15,13 @@ STATUS_SCALE = alt.Scale(domain=list(STATUSES), range=[STATUS_HEX[s] for s in ST
 AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
 
 
-def _goal_rule(goal: float, field: str = "y") -> alt.Chart:
+def _goal_rule(goal: float) -> alt.LayerChart:
     data = pl.DataFrame({"goal": [goal], "label": [f"pass-rate goal {goal:.0%}"]}).to_pandas()
-    rule = alt.Chart(data).mark_rule(strokeDash=[6, 4], color="#495057").encode(
-        **{field: alt.Y("goal:Q") if field == "y" else alt.X("goal:Q")}, tooltip=["label:N"])
-    return rule
+    base = alt.Chart(data).encode(y=alt.Y("goal:Q"))
+    rule = base.mark_rule(strokeDash=[6, 4], color="#495057").encode(tooltip=["label:N"])
+    text = base.mark_text(align="right", dx=-2, dy=-7, color="#495057", fontSize=11).encode(
+        text="label:N", x=alt.value("width"))
+    return alt.layer(rule, text)
 
 
 def breakdown_chart(frame: pl.DataFrame, *, goal: float, title: str) -> AnyChart:
@@ -57,7 +59,8 @@ def history_chart(history: pl.DataFrame, *, goal: float) -> AnyChart:
         index=["time", "report", "model", "accuracy_method"], variable_name="metric", value_name="value"
     ).with_columns(pl.col("metric").replace_strict({"overall_score": "overall score", "pass_rate": "pass rate"}))
     base = alt.Chart(data.to_pandas()).encode(
-        x=alt.X("time:T", title="report time"),
+        x=alt.X("time:T", title="report time", axis=alt.Axis(
+            format="%Y-%m-%d", labelAngle=0, labelOverlap="greedy", tickCount=alt.TimeIntervalStep(interval="day", step=1))),
         y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]), title=None, axis=alt.Axis(format="%")),
         strokeDash=alt.StrokeDash("metric:N", title=None, legend=alt.Legend(orient="bottom")),
     )
@@ -85,4 +88,4 @@ def compare_chart(frame: pl.DataFrame, *, label_a: str, label_b: str) -> AnyChar
     )
     diagonal = alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}).to_pandas()).mark_line(
         color="#868e96", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
-    return alt.layer(diagonal, points).properties(height=300)
+    return alt.layer(diagonal, points).properties(height=300, width=360)

@@ -130,10 +130,12 @@ def samples_table(rep: dict[str, Any], statuses: list[str], config: GoldConfig) 
 
 
 def show_samples_table(frame: pl.DataFrame) -> None:
-    st.dataframe(frame.drop("keywords_found", "keywords_total"), hide_index=True, width="stretch", height=300,
+    cols = ["sample_id", "question", "status", "overall", "accuracy", "matched", "citation", "length", "keywords",
+            "tokens", "domain", "task", "error"]
+    st.dataframe(frame.select(cols), hide_index=True, width="stretch", height=300,
                  column_config={"overall": SCORE, "accuracy": SCORE, "citation": SCORE, "length": SCORE,
                                 "keywords": PCT, "matched": st.column_config.CheckboxColumn("match ≥ .75"),
-                                "question": st.column_config.TextColumn(width="large")})
+                                "question": st.column_config.TextColumn(width="medium")})
 
 
 def show_compare(ws: Workspace, name_a: str, name_b: str) -> None:
@@ -148,12 +150,12 @@ def show_compare(ws: Workspace, name_a: str, name_b: str) -> None:
                 delta=f"{b['aggregate_metrics']['pass_rate'] - a['aggregate_metrics']['pass_rate']:+.0%}")
     m[3].metric("Overall score of B", f"{b['aggregate_metrics']['overall_score']:.3f}",
                 delta=f"{b['aggregate_metrics']['overall_score'] - a['aggregate_metrics']['overall_score']:+.3f}")
-    left, right = st.columns([3, 2], gap="large")
-    left.dataframe(frame, hide_index=True, width="stretch", height=320, column_config={
+    st.dataframe(frame, hide_index=True, width="stretch", height=320, column_config={
         "overall_a": st.column_config.NumberColumn("overall A", format="%.3f"),
         "overall_b": st.column_config.NumberColumn("overall B", format="%.3f"),
-        "delta": st.column_config.NumberColumn(format="%+.3f"), "status_a": "status A", "status_b": "status B"})
-    right.altair_chart(charts.compare_chart(frame, label_a="A", label_b="B"), width="stretch")
+        "delta": st.column_config.NumberColumn(format="%+.3f"), "status_a": "status A", "status_b": "status B",
+        "question": st.column_config.TextColumn(width="large")})
+    st.altair_chart(charts.compare_chart(frame, label_a="A", label_b="B"), width="content")
 
 
 def ask_model(ws: Workspace, set_name: str, model: str) -> str:
