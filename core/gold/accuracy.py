@@ -116,23 +116,53 @@ def tfidf_similarity(predicted: Sequence[str], expected: Sequence[str], *,
                      fit_on: Sequence[str] | None = None) -> np.ndarray:
     """Row-wise cosine of char n-gram TF-IDF vectors, fitted on ``fit_on`` (default ``expected``).
 
-    Rows are L2-normalised, so the cosine is the sum of the element-wise product of the two rows.
+    The counts are :func:`core.gold.ngrams.char_wb_counts` (scikit-learn's ``char_wb`` n-grams,
+    vectorised); scikit-learn's ``TfidfTransformer`` fitted on the corpus gives the weights
+    (smooth IDF, sublinear tf, L2 rows), and n-grams outside the corpus's vocabulary are dropped,
+    exactly as ``tfidf_vectorizer().fit(corpus)`` would. Rows are L2-normalised, so the cosine is
+    the sum of the element-wise product of the two rows.
 
     >>> s = tfidf_similarity(["Kundefordringer føres på konto 1500.", "Helt annet"],
     ...                      ["Kundefordringer føres på konto 1500.", "Konto 1500 er kundefordringer."])
     >>> round(float(s[0]), 6), bool(s[1] < 0.2)
     (1.0, True)
     """
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    from core.gold.ngrams import char_wb_counts
+
     _check_pairs(predicted, expected)
     if not predicted:
         return np.zeros(0)
     corpus = [t for t in (fit_on if fit_on is not None else expected) if t.strip()]
     if not corpus:
         return np.zeros(len(predicted))
-    vec = tfidf_vectorizer().fit(corpus)
-    p, e = vec.transform(predicted), vec.transform(expected)
+    n = len(predicted)
+    built = char_wb_counts([*predicted, *expected, *(corpus if fit_on is not None else ())], TFIDF_NGRAMS)
+    if built is None:  # an alphabet too large for exact codes: scikit-learn's own analyzer
+        vec = tfidf_vectorizer().fit(corpus)
+        p, e = vec.transform(predicted), vec.transform(expected)
+    else:
+        counts = built[0]
+        nonempty = [n + i for i, t in enumerate(expected) if t.strip()]
+        fit = counts[2 * n:] if fit_on is not None else counts[nonempty]
+        vocab = np.flatnonzero(fit.getnnz(axis=0) > 0)
+        transformer = TfidfTransformer(sublinear_tf=True, norm="l2", smooth_idf=True).fit(fit[:, vocab])
+        p, e = transformer.transform(counts[:n][:, vocab]), transformer.transform(counts[n:2 * n][:, vocab])
     sims = np.asarray(p.multiply(e).sum(axis=1)).ravel()
     return np.clip(np.round(sims, 12), 0.0, 1.0)  # identical texts: 1.0, not 0.9999999999999987
+
+
+def tfidf_similarity_sklearn(predicted: Sequence[str], expected: Sequence[str], *,
+                             fit_on: Sequence[str] | None = None) -> np.ndarray:
+    """The same scores with scikit-learn's ``TfidfVectorizer`` end to end (its Python analyzer; slower)."""
+    _check_pairs(predicted, expected)
+    corpus = [t for t in (fit_on if fit_on is not None else expected) if t.strip()]
+    if not predicted or not corpus:
+        return np.zeros(len(predicted))
+    vec = tfidf_vectorizer().fit(corpus)
+    sims = np.asarray(vec.transform(predicted).multiply(vec.transform(expected)).sum(axis=1)).ravel()
+    return np.clip(np.round(sims, 12), 0.0, 1.0)
 
 
 def char_wb_ngrams(text: str, ngrams: tuple[int, int] = TFIDF_NGRAMS) -> list[str]:

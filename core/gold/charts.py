@@ -15,7 +15,7 @@ STATUS_SCALE = alt.Scale(domain=list(STATUSES), range=[STATUS_HEX[s] for s in ST
 AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
 
 
-def _goal_rule(goal: float) -> alt.LayerChart:
+def _goal_rule(goal: float) -> AnyChart:
     data = pl.DataFrame({"goal": [goal], "label": [f"pass-rate goal {goal:.0%}"]}).to_pandas()
     base = alt.Chart(data).encode(y=alt.Y("goal:Q"))
     rule = base.mark_rule(strokeDash=[6, 4], color="#495057").encode(tooltip=["label:N"])

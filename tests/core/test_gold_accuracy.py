@@ -19,6 +19,7 @@ from core.gold.accuracy import (
     char_wb_ngrams,
     tfidf_similarity,
     tfidf_similarity_python,
+    tfidf_similarity_sklearn,
     tfidf_vectorizer,
 )
 from core.gold.answers import model_answers
@@ -50,6 +51,10 @@ def test_tfidf_matches_the_plain_python_reference_on_random_inputs():
     fast = tfidf_similarity(predicted, expected)
     slow = tfidf_similarity_python(predicted, expected)
     assert np.allclose(fast, slow, atol=1e-9)
+    assert np.allclose(fast, tfidf_similarity_sklearn(predicted, expected), atol=1e-9)  # scikit-learn end to end
+    fit_on = [_random_text(rng) for _ in range(30)]
+    assert np.allclose(tfidf_similarity(predicted, expected, fit_on=fit_on),
+                       tfidf_similarity_python(predicted, expected, fit_on=fit_on), atol=1e-9)
     for i in range(5):
         assert fast[i] == (1.0 if expected[i].strip() else 0.0)
 
