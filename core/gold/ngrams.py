@@ -43,30 +43,36 @@ def char_wb_counts(texts: Sequence[str], ngrams: tuple[int, int]) -> tuple[sp.cs
     if base ** hi >= 2 ** 62:
         return None
     rank = np.cumsum(present)  # 1..base-1 for the characters present: lengths never collide
-    doc_start = np.concatenate([[0], np.cumsum([len(d) + 1 for d in docs])])
+    lengths = np.array([len(d) + 1 for d in docs], dtype=np.int64)  # + the sentinel
+    doc_start = np.concatenate([[0], np.cumsum(lengths)])
     all_codes, all_docs = [], []
     for first in range(0, len(docs), CHUNK_DOCS):  # chunks of documents keep the arrays in cache
         last = min(first + CHUNK_DOCS, len(docs))
-        lo_pos, hi_pos = int(doc_start[first]), int(doc_start[last])
-        chunk = points[lo_pos:hi_pos]
+        chunk = points[int(doc_start[first]):int(doc_start[last])]
+        size = len(chunk)
         digits = rank[chunk].astype(np.int64)
         space_cum = np.concatenate([[0], np.cumsum(chunk == ord(" "), dtype=np.int32)])
         sentinel_cum = np.concatenate([[0], np.cumsum(chunk == ord(SENTINEL), dtype=np.int32)])
-        starts_of_doc = doc_start[first:last] - lo_pos
-        for n in range(lo, hi + 1):
-            if len(chunk) < n:
-                break
-            start = np.arange(len(chunk) - n + 1, dtype=np.int64)
-            ok = (space_cum[start + n - 1] == space_cum[start + 1]) & (sentinel_cum[start + n] == sentinel_cum[start])
-            start = start[ok]
-            code = digits[start]
-            for i in range(1, n):
-                code = code * base + digits[start + i]
-            all_codes.append(code)
-            all_docs.append(np.searchsorted(starts_of_doc, start, side="right") - 1 + first)
+        doc_of = np.repeat(np.arange(first, last, dtype=np.int64), lengths[first:last])
+        code = np.zeros(size, dtype=np.int64)
+        for n in range(1, hi + 1):  # code of the n-gram starting at each position, built by slices
+            code = code[: size - n + 1] * base + digits[n - 1:]
+            if n < lo:
+                continue
+            windows = size - n + 1
+            ok = (space_cum[n - 1:n - 1 + windows] == space_cum[1:1 + windows]) & (
+                sentinel_cum[n:n + windows] == sentinel_cum[:windows])
+            all_codes.append(code[ok])
+            all_docs.append(doc_of[:windows][ok])
     codes = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
     doc_ids = np.concatenate(all_docs) if all_docs else np.zeros(0, dtype=np.int64)
+    order = np.argsort(doc_ids, kind="stable")  # rows in order (radix sort of small integers)
+    codes, doc_ids = codes[order], doc_ids[order]
     cols, vocab = pd.factorize(codes, sort=False)
-    matrix = sp.coo_matrix((np.ones(len(codes)), (doc_ids, cols)), shape=(len(texts), len(vocab))).tocsr()
-    matrix.sum_duplicates()
+    n_vocab = max(len(vocab), 1)
+    pair_labels, pairs = pd.factorize(doc_ids * n_vocab + cols, sort=False)  # first appearance: rows stay sorted
+    counts = np.bincount(pair_labels, minlength=len(pairs)).astype(np.float64)
+    rows, pair_cols = np.divmod(np.asarray(pairs), n_vocab)
+    indptr = np.searchsorted(rows, np.arange(len(texts) + 1))
+    matrix = sp.csr_matrix((counts, pair_cols, indptr), shape=(len(texts), len(vocab)))
     return matrix, np.asarray(vocab)

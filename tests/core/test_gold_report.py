@@ -141,3 +141,27 @@ def test_cli_saves_in_the_workspace_with_history_and_compares(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "regression 2" in out and "same 1" in out
     assert answers.exists()
+
+
+def test_cli_answer_and_eval_with_a_model_through_the_local_endpoint(tmp_path, monkeypatch, capsys):
+    from tests.llm_server import LLMServer
+
+    write_small_set(tmp_path / "ws" / "gold" / "sets" / "tiny")
+
+    def responder(request, key=None):
+        return "Svar: " + request["messages"][-1]["content"] + " [NS 4102]"
+
+    base = ["--no-progress", "--workspace", str(tmp_path / "ws"), "gold"]
+    with LLMServer(responder) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+        assert main([*base, "answer", "--set", "tiny", "--model", "local-model"]) == 0
+        assert main([*base, "eval", "--set", "tiny", "--model", "local-model", "--accuracy", "jaccard",
+                     "--name", "by-model"]) == 0
+        calls = len([r for r in server.log if r["status"] == 200])
+    assert calls == 3  # the eval's three questions came from the cache filled by `gold answer`
+    lines = (tmp_path / "ws" / "gold" / "answers" / "tiny" / "local-model.jsonl").read_text().splitlines()
+    assert json.loads(lines[0]) == {"sample_id": "glossary_define_0", "predicted": "Svar: Hva er konto 1500? [NS 4102]"}
+    report = read_report(tmp_path / "ws" / "gold" / "reports" / "by-model.json")
+    assert report["metadata"]["model"] == "local-model"
+    assert [s["predicted"] for s in report["sample_results"]][2] == "Svar: Hva er aksjekapital? [NS 4102]"
