@@ -34,7 +34,7 @@ if flash:
 
 c1, c2, c3 = st.columns([2, 3, 2])
 set_name = c1.selectbox("Gold set", sets, key=K_SET)
-config = store.set_config(ws, set_name)
+config = ug.guarded(store.set_config, ws, set_name)
 sources = [ug.EXPECTED, *store.list_answers(ws, set_name), ug.MODEL]
 if st.session_state.get(K_SOURCE) not in sources:
     st.session_state[K_SOURCE] = sources[-2] if len(sources) > 2 else ug.EXPECTED
@@ -56,7 +56,7 @@ if source == ug.MODEL:
 
 scored_key = (set_name, source, method)
 if ACCURACY_METHODS[method].needs == "nothing":
-    rep = ug.evaluate(ws, set_name, source, method)
+    rep = ug.guarded(ug.evaluate, ws, set_name, source, method)
 else:
     st.text_input("Embedding or judge model", key=K_ACC_MODEL, placeholder="default from the environment")
     if st.button(f"Score with {method}", key="gold.score_endpoint", disabled=not openai_configured()):

@@ -40,6 +40,17 @@ CSS = """<style>
 </style>"""
 
 
+def guarded(fn: Any, *args: Any) -> Any:
+    """``fn(*args)``; bad data (a set's file or config) is shown as one error line and stops the page."""
+    from core.errors import WorkbenchError
+
+    try:
+        return fn(*args)
+    except (WorkbenchError, ValueError, FileNotFoundError) as exc:
+        st.error(str(exc))
+        st.stop()
+
+
 def stamp(ws: Workspace) -> int:
     """Latest modification time of any file under ``gold/`` (the loaders' cache key)."""
     base = ws.gold_dir

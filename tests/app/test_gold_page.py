@@ -113,3 +113,12 @@ def test_expected_answers_source_is_the_grader_check(app_factory, small_demo):
     at.selectbox(key="gold.method").set_value("llm-judge").run()
     assert not at.exception  # needs the endpoint: a button, nothing is called yet
     assert at.button(key="gold.score_endpoint")
+
+
+def test_a_bad_line_in_the_set_is_one_error_line(app_factory, demo_copy):
+    ws = Workspace(demo_copy)
+    path = store.set_files(ws, DEMO_SET)[0]
+    path.write_text(path.read_text() + '{"messages": "oops"}\n')
+    at = _gold(app_factory, demo_copy)
+    assert [e.value for e in at.error] == [
+        f"{path}:13: field 'messages': expected a list, got str"]
