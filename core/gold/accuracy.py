@@ -138,17 +138,17 @@ def tfidf_similarity(predicted: Sequence[str], expected: Sequence[str], *,
     if not corpus:
         return np.zeros(len(predicted))
     n = len(predicted)
-    built = char_wb_counts([*predicted, *expected, *(corpus if fit_on is not None else ())], TFIDF_NGRAMS)
+    texts = [*predicted, *expected, *(corpus if fit_on is not None else ())]
+    fit_rows = (range(2 * n, len(texts)) if fit_on is not None
+                else [n + i for i, t in enumerate(expected) if t.strip()])
+    built = char_wb_counts(texts, TFIDF_NGRAMS, vocab_rows=fit_rows)
     if built is None:  # an alphabet too large for exact codes: scikit-learn's own analyzer
         vec = tfidf_vectorizer().fit(corpus)
         p, e = vec.transform(predicted), vec.transform(expected)
     else:
-        counts = built[0]
-        nonempty = [n + i for i, t in enumerate(expected) if t.strip()]
-        fit = counts[2 * n:] if fit_on is not None else counts[nonempty]
-        vocab = np.flatnonzero(fit.getnnz(axis=0) > 0)
-        transformer = TfidfTransformer(sublinear_tf=True, norm="l2", smooth_idf=True).fit(fit[:, vocab])
-        p, e = transformer.transform(counts[:n][:, vocab]), transformer.transform(counts[n:2 * n][:, vocab])
+        counts = built[0]  # columns: the corpus's n-grams (its vocabulary), as a fitted CountVectorizer
+        transformer = TfidfTransformer(sublinear_tf=True, norm="l2", smooth_idf=True).fit(counts[list(fit_rows)])
+        p, e = transformer.transform(counts[:n]), transformer.transform(counts[n:2 * n])
     sims = np.asarray(p.multiply(e).sum(axis=1)).ravel()
     return np.clip(np.round(sims, 12), 0.0, 1.0)  # identical texts: 1.0, not 0.9999999999999987
 

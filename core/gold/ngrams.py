@@ -6,8 +6,7 @@ computed over one array of code points instead. ``char_wb`` pads each whitespace
 with one space and takes the n-grams inside it; in the text ``" w1 w2 "`` (words joined by single
 spaces and padded) those are exactly the windows with no space strictly inside them. Each n-gram
 is encoded as an exact integer (its characters' ranks in the alphabet of the texts, base
-alphabet size + 1, so there are no collisions), given a column by hashing (``pandas.factorize``,
-no sort) and counted by scipy's summing of duplicate entries.
+alphabet size + 1, so there are no collisions) and counted by sorting each chunk of documents.
 """
 
 from __future__ import annotations
@@ -21,16 +20,22 @@ SENTINEL = "\x00"  # separates documents; no window may contain it
 CHUNK_DOCS = 512
 
 
-def char_wb_counts(texts: Sequence[str], ngrams: tuple[int, int]) -> tuple[sp.csr_matrix, np.ndarray] | None:
-    """(documents × n-gram counts as CSR, the n-gram code of each column), or None when the
+def char_wb_counts(texts: Sequence[str], ngrams: tuple[int, int], *,
+                   vocab_rows: Sequence[int] | None = None) -> tuple[sp.csr_matrix, np.ndarray] | None:
+    """(documents × n-gram counts as CSR, the sorted n-gram codes of the columns), or None when the
     alphabet is too large for exact 64-bit codes (the caller then uses scikit-learn's analyzer).
 
-    >>> counts, codes = char_wb_counts(["ab", "b"], (3, 3))
-    >>> counts.toarray().tolist()  # columns in order of first appearance: ' ab', 'ab ', ' b '
-    [[1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    """
-    import pandas as pd
+    The columns are the n-grams of the documents ``vocab_rows`` (default: all), like a
+    ``CountVectorizer`` fitted on them: other n-grams are dropped. Each chunk of documents is
+    sorted by (document, n-gram) on its own, so the matrix comes out canonical without a global sort
+    of every n-gram.
 
+    >>> counts, codes = char_wb_counts(["ab", "b"], (3, 3))
+    >>> counts.toarray().tolist()  # columns in code order: ' ab', ' b ', 'ab '
+    [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    >>> char_wb_counts(["ab", "b"], (3, 3), vocab_rows=[1])[0].toarray().tolist()
+    [[0.0], [1.0]]
+    """
     lo, hi = ngrams
     if lo < 3:
         raise ValueError(f"char_wb_counts needs n-grams of at least 3 characters, got {lo}")
@@ -40,12 +45,13 @@ def char_wb_counts(texts: Sequence[str], ngrams: tuple[int, int]) -> tuple[sp.cs
     present = np.zeros(int(points.max()) + 1 if len(points) else 1, dtype=bool)
     present[points] = True
     base = int(present.sum()) + 1
-    if base ** hi >= 2 ** 62:
+    span = base ** hi  # codes are < span
+    if span * min(CHUNK_DOCS, max(len(docs), 1)) >= 2 ** 62:
         return None
     rank = np.cumsum(present)  # 1..base-1 for the characters present: lengths never collide
     lengths = np.array([len(d) + 1 for d in docs], dtype=np.int64)  # + the sentinel
     doc_start = np.concatenate([[0], np.cumsum(lengths)])
-    all_codes, all_docs = [], []
+    rows_parts, code_parts, count_parts = [], [], []
     for first in range(0, len(docs), CHUNK_DOCS):  # chunks of documents keep the arrays in cache
         last = min(first + CHUNK_DOCS, len(docs))
         chunk = points[int(doc_start[first]):int(doc_start[last])]
@@ -53,8 +59,9 @@ def char_wb_counts(texts: Sequence[str], ngrams: tuple[int, int]) -> tuple[sp.cs
         digits = rank[chunk].astype(np.int64)
         space_cum = np.concatenate([[0], np.cumsum(chunk == ord(" "), dtype=np.int32)])
         sentinel_cum = np.concatenate([[0], np.cumsum(chunk == ord(SENTINEL), dtype=np.int32)])
-        doc_of = np.repeat(np.arange(first, last, dtype=np.int64), lengths[first:last])
+        doc_of = np.repeat(np.arange(last - first, dtype=np.int64), lengths[first:last])
         code = np.zeros(size, dtype=np.int64)
+        keys = []
         for n in range(1, hi + 1):  # code of the n-gram starting at each position, built by slices
             code = code[: size - n + 1] * base + digits[n - 1:]
             if n < lo:
@@ -62,17 +69,32 @@ def char_wb_counts(texts: Sequence[str], ngrams: tuple[int, int]) -> tuple[sp.cs
             windows = size - n + 1
             ok = (space_cum[n - 1:n - 1 + windows] == space_cum[1:1 + windows]) & (
                 sentinel_cum[n:n + windows] == sentinel_cum[:windows])
-            all_codes.append(code[ok])
-            all_docs.append(doc_of[:windows][ok])
-    codes = np.concatenate(all_codes) if all_codes else np.zeros(0, dtype=np.int64)
-    doc_ids = np.concatenate(all_docs) if all_docs else np.zeros(0, dtype=np.int64)
-    order = np.argsort(doc_ids, kind="stable")  # rows in order (radix sort of small integers)
-    codes, doc_ids = codes[order], doc_ids[order]
-    cols, vocab = pd.factorize(codes, sort=False)
-    n_vocab = max(len(vocab), 1)
-    pair_labels, pairs = pd.factorize(doc_ids * n_vocab + cols, sort=False)  # first appearance: rows stay sorted
-    counts = np.bincount(pair_labels, minlength=len(pairs)).astype(np.float64)
-    rows, pair_cols = np.divmod(np.asarray(pairs), n_vocab)
-    indptr = np.searchsorted(rows, np.arange(len(texts) + 1))
-    matrix = sp.csr_matrix((counts, pair_cols, indptr), shape=(len(texts), len(vocab)))
-    return matrix, np.asarray(vocab)
+            keys.append(doc_of[:windows][ok] * span + code[ok])
+        if not keys:
+            continue
+        key = np.sort(np.concatenate(keys))
+        if not len(key):
+            continue
+        edge = np.flatnonzero(np.diff(key)) + 1
+        starts = np.concatenate([[0], edge])
+        unique = key[starts]
+        rows_parts.append(unique // span + first)
+        code_parts.append(unique % span)
+        count_parts.append(np.diff(np.concatenate([starts, [len(key)]])))
+    rows = np.concatenate(rows_parts) if rows_parts else np.zeros(0, dtype=np.int64)
+    codes = np.concatenate(code_parts) if code_parts else np.zeros(0, dtype=np.int64)
+    counts = np.concatenate(count_parts).astype(np.float64) if count_parts else np.zeros(0)
+    if vocab_rows is None:
+        fit_codes = codes
+    else:
+        wanted = np.zeros(len(texts), dtype=bool)
+        wanted[np.asarray(list(vocab_rows), dtype=np.int64)] = True
+        fit_codes = codes[wanted[rows]]
+    vocab = np.sort(fit_codes)
+    vocab = vocab[np.concatenate([[True], vocab[1:] != vocab[:-1]])] if len(vocab) else vocab
+    cols = np.searchsorted(vocab, codes)
+    keep = cols < len(vocab)
+    keep[keep] = vocab[cols[keep]] == codes[keep]
+    rows, cols, counts = rows[keep], cols[keep], counts[keep]
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(texts)))])
+    return sp.csr_matrix((counts, cols, indptr), shape=(len(texts), len(vocab))), vocab
