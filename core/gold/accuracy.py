@@ -5,7 +5,7 @@ One registry (:data:`ACCURACY_METHODS`); each method scores a whole set at once:
 
 * ``jaccard``: lower-cased whitespace token sets, |A∩B| / |A∪B| (0 when either is empty),
   exactly the reference harness's ``simple_semantic_similarity``.
-* ``tfidf`` (default): cosine of TF-IDF vectors of character n-grams (3–5 within word bounds,
+* ``tfidf`` (default): cosine of TF-IDF vectors of character n-grams (3–4 within word bounds,
   sublinear tf), which work for Norwegian compounds and inflections. The vocabulary and IDF are
   fitted on the set's expected outputs, so an answer's score depends on the set only, never on
   the other answers being scored.
@@ -33,7 +33,7 @@ from core.settings import env
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
 EMBED_BATCH = 128
-TFIDF_NGRAMS = (3, 5)
+TFIDF_NGRAMS = (3, 4)
 
 
 @dataclass
@@ -105,7 +105,7 @@ def _jaccard(predicted: Sequence[str], expected: Sequence[str], ctx: AccuracyCon
 # --- tfidf ----------------------------------------------------------------------------------------
 
 def tfidf_vectorizer() -> Any:
-    """The unfitted scikit-learn vectorizer ``tfidf`` uses (char_wb 3–5-grams, sublinear tf, L2)."""
+    """The unfitted scikit-learn vectorizer ``tfidf`` uses (char_wb 3–4-grams, sublinear tf, L2)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=TFIDF_NGRAMS, lowercase=True, sublinear_tf=True,
@@ -363,7 +363,7 @@ def _llm_judge(predicted: Sequence[str], expected: Sequence[str], ctx: AccuracyC
 ACCURACY_METHODS.add(AccuracyMethod(
     "jaccard", "word-set overlap |A∩B|/|A∪B| of lower-cased whitespace tokens (the reference harness)", _jaccard))
 ACCURACY_METHODS.add(AccuracyMethod(
-    "tfidf", "cosine of character 3-5-gram TF-IDF vectors fitted on the set's expected answers (default)", _tfidf))
+    "tfidf", "cosine of character 3-4-gram TF-IDF vectors fitted on the set's expected answers (default)", _tfidf))
 ACCURACY_METHODS.add(AccuracyMethod(
     "embedding", "cosine of embeddings (OpenAI-compatible endpoint, or local:NAME sentence-transformers)",
     _embedding, needs="embeddings"))
