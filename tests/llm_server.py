@@ -1,7 +1,8 @@
 """A local OpenAI-compatible HTTP server for tests (no internet, no key).
 
 It speaks enough of the API for the real ``openai`` client: chat completions (with
-``response_format`` json_schema), file upload and download, and batches. Answers come from a
+``response_format`` json_schema), embeddings (:func:`word_hash_embedding`, a deterministic
+bag-of-words vector), file upload and download, and batches. Answers come from a
 pluggable *responder*; faults are scripted per review key (429 with retry-after, 500, a delay
 longer than the client timeout, any raw content such as invalid JSON, or one field patched to an
 out-of-enum value). Every chat request is counted per review key, parsed from the prompt with
@@ -112,6 +113,19 @@ def heuristic_responder(request: dict[str, Any], key: str | None = None) -> dict
     return {**fields, "excerpt": excerpt}
 
 
+EMBEDDING_DIM = 64
+
+
+def word_hash_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """A deterministic embedding: lower-cased words counted into ``dim`` buckets by sha256."""
+    import hashlib
+
+    vector = [0.0] * dim
+    for word in text.lower().split():
+        vector[int(hashlib.sha256(word.encode("utf-8")).hexdigest(), 16) % dim] += 1.0
+    return vector
+
+
 def _words(value: Any) -> int:
     if isinstance(value, str):
         return len(value.split())
@@ -133,6 +147,7 @@ class LLMServer:
         self.log: list[dict[str, Any]] = []  # {key, status, via}
         self.delay_all = 0.0  # seconds added to every on-demand chat request
         self.batch_polls_before_done = 1  # retrieves that still say in_progress
+        self.embedding_inputs: list[str] = []  # every text sent to /v1/embeddings
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self._faults: dict[str | None, deque[Fault]] = defaultdict(deque)
@@ -382,6 +397,16 @@ class _Handler(BaseHTTPRequestHandler):
                 return  # the client timed out or was killed: this answer reaches nobody
             if self._send(status, payload, headers) and status == 200:
                 state.count_answered(state._key_of(request), "ondemand")
+        elif self.path.startswith("/v1/embeddings"):
+            request = json.loads(body or b"{}")
+            texts = request.get("input") or []
+            texts = [texts] if isinstance(texts, str) else texts
+            with state._lock:
+                state.embedding_inputs.extend(texts)
+            data = [{"object": "embedding", "index": i, "embedding": word_hash_embedding(t)} for i, t in enumerate(texts)]
+            tokens = sum(len(t.split()) for t in texts)
+            self._send(200, {"object": "list", "data": data, "model": request.get("model", "test-embedding"),
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
         elif self.path.startswith("/v1/files"):
             parts = _parse_multipart(self.headers.get("Content-Type", ""), body)
             filename, data = parts.get("file", (None, b""))

@@ -60,3 +60,8 @@ def study_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
     from core.study.demo import seed_study_demo
 
     seed_study_demo(ws, seed=seed, progress=progress or no_progress)
+def gold_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
+    """The demo gold set (Norwegian glossary questions), the offline model's answers and three reports."""
+    from core.gold.demo import write_demo_gold
+
+    write_demo_gold(ws, progress=progress or no_progress)

@@ -45,6 +45,7 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/labeling.py", "Labeling", ":material/thumbs_up_down:", "Labeling", "Rate items one at a time on a -1 … +1 slider (blinded, with reservations).", "labeling"),
     PageSpec("app_pages/label_review.py", "Label review", ":material/fact_check:", "Labeling", "Coverage, disagreements and adjudication, agreement statistics and exports (adjudicators).", "label-review"),
     PageSpec("app_pages/analysis.py", "Analysis", ":material/insights:", "Studies", "Perspective study: scores by model and perspective, uplift, the scorer against the blinded human audit.", "analysis"),
+    PageSpec("app_pages/gold.py", "Gold answers", ":material/workspace_premium:", "Evaluation", "Score LLM answers against a gold QA set: breakdowns, samples, report comparison, history.", "gold"),
 )
 
 # Session-state keys of the shared sidebar (page-prefixed constants, STYLE §6).

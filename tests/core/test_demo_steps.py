@@ -17,7 +17,8 @@ def test_full_demo_has_index_judgments_and_gt_by_k(tmp_path):
     summary = generate_demo(root, truth_path=tmp_path / "truth.parquet")
     ws = Workspace(root)
     assert summary["steps"] == ["core.demo.steps.index_step", "core.demo.steps.judge_step", "core.demo.steps.gt_step",
-                                "core.demo.steps.labels_step", "core.demo.steps.study_step"]
+                                "core.demo.steps.labels_step", "core.demo.steps.study_step",
+                                "core.demo.steps.gold_step"]
 
     stats = index_stats(ws, "demo")
     assert stats["current"] and stats["tasks"]["G1a"]["reviews"] == 20_000
