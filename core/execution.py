@@ -1,0 +1,108 @@
+"""Bounded concurrency + an append-only resume log + a progress callback, for any per-item work.
+
+``execute(items, work, log_path=..., key=..., concurrency=C)`` runs the async ``work(item)`` on
+every item whose key is not in the log yet, at most ``C`` at a time, and appends each finished
+record to the log at once (fsync'd, :func:`core.files.append_jsonl`), so a killed process loses
+only the items in flight and a resumed run repeats no finished one. A record is whatever ``work``
+returns (it should carry its own error when the item failed: the run goes on). ``stop`` is polled
+before every new item starts: a cancel lets the items in flight finish and starts no new one.
+Exceptions listed in ``fatal`` (e.g. an endpoint refusing the key) stop everything and propagate.
+
+>>> import asyncio, tempfile, os
+>>> async def double(x): return {"id": str(x), "value": 2 * x}
+>>> log = os.path.join(tempfile.mkdtemp(), "log.jsonl")
+>>> report = asyncio.run(execute_async([1, 2, 3], double, log_path=log, key=lambda x: str(x), concurrency=2))
+>>> report.done, report.skipped, sorted(r["value"] for r in read_log(log))
+(3, 0, [2, 4, 6])
+>>> asyncio.run(execute_async([1, 2, 3, 4], double, log_path=log, key=lambda x: str(x))).skipped
+3
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from core.files import append_jsonl, read_jsonl_log
+
+T = TypeVar("T")
+KEY_FIELD = "id"
+Update = Callable[["ExecutionReport", dict[str, Any] | None], None]
+
+
+def read_log(path: str | Path) -> list[dict[str, Any]]:
+    """The finished records of a resume log (a torn last line is dropped)."""
+    return read_jsonl_log(path)
+
+
+def finished_keys(path: str | Path, key_field: str = KEY_FIELD) -> set[str]:
+    """Keys of the records already in the log."""
+    return {str(r[key_field]) for r in read_log(path) if key_field in r}
+
+
+@dataclass
+class ExecutionReport:
+    """What an execution did; ``on_record`` sees it after every finished item."""
+
+    total: int = 0
+    skipped: int = 0
+    done: int = 0
+    errors: int = 0
+    cancelled: bool = False
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def execute_async(
+    items: Sequence[T],
+    work: Callable[[T], Awaitable[dict[str, Any]]],
+    *,
+    log_path: str | Path,
+    key: Callable[[T], str],
+    concurrency: int = 8,
+    key_field: str = KEY_FIELD,
+    on_record: Update | None = None,
+    stop: Callable[[], bool] | None = None,
+    fatal: tuple[type[BaseException], ...] = (),
+) -> ExecutionReport:
+    """Run ``work`` over the items not yet in the log (see the module docstring)."""
+    done_keys = finished_keys(log_path, key_field)
+    todo = [item for item in items if key(item) not in done_keys]
+    report = ExecutionReport(total=len(items), skipped=len(items) - len(todo))
+    if on_record:
+        on_record(report, None)
+    queue: asyncio.Queue[T] = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
+
+    async def worker() -> None:
+        while not queue.empty():
+            if stop is not None and stop():
+                report.cancelled = True
+                return
+            item = queue.get_nowait()
+            record = await work(item)
+            record = {key_field: key(item), **record}
+            append_jsonl(log_path, [record])
+            report.done += 1
+            report.errors += int(bool(record.get("error")))
+            report.records.append(record)
+            if on_record:
+                on_record(report, record)
+
+    tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(todo) or 1)))]
+    try:
+        await asyncio.gather(*tasks)
+    except fatal:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    return report
+
+
+def execute(items: Iterable[T], work: Callable[[T], Awaitable[dict[str, Any]]], **kwargs: Any) -> ExecutionReport:
+    """:func:`execute_async` from synchronous code (its own event loop)."""
+    return asyncio.run(execute_async(list(items), work, **kwargs))
