@@ -22,6 +22,7 @@ import email.parser
 import email.policy
 import itertools
 import json
+import random
 import re
 import select
 import socket
@@ -112,6 +113,16 @@ def heuristic_responder(request: dict[str, Any], key: str | None = None) -> dict
     return {**fields, "excerpt": excerpt}
 
 
+def offline_responder(request: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+    """A deterministic stand-in for every method prompt: the offline heuristic model's answer."""
+    from core.methods.offline import answer_for
+
+    return answer_for(request["messages"], request.get("response_format"))
+
+
+RUN_KEY_PATTERN = r"(?:Restaurant ID|Review ID): (\S+)"  # a restaurant prompt, else an amos extraction
+
+
 def _words(value: Any) -> int:
     if isinstance(value, str):
         return len(value.split())
@@ -131,7 +142,14 @@ class LLMServer:
         self.batch_requests_by_key: Counter[str] = Counter()
         self.last_request: dict[str, dict[str, Any]] = {}  # the last request body per review key
         self.log: list[dict[str, Any]] = []  # {key, status, via}
-        self.delay_all = 0.0  # seconds added to every on-demand chat request
+        self.delay_all = 0.0  # seconds added to every on-demand chat request (latency mode: 0.2)
+        self.fault_rate = 0.0  # faulty mode: this share of chat requests gets a random fault (random_fault)
+        self.fault_timeout = 2.0  # seconds a "timeout" fault of the faulty mode sleeps
+        self.required_key: str | None = None  # when set, any other bearer key gets 401
+        self.in_flight = 0  # chat requests being answered right now
+        self.max_in_flight = 0  # the most ever in flight at once
+        self.chat_requests = 0  # every chat request that arrived
+        self._rng = random.Random(0)
         self.batch_polls_before_done = 1  # retrieves that still say in_progress
         self.files: dict[str, dict[str, Any]] = {}
         self.batches: dict[str, dict[str, Any]] = {}
@@ -197,7 +215,35 @@ class LLMServer:
             for k in (key, None):  # faults scripted for this review first, then for any request
                 if self._faults.get(k):
                     return self._faults[k].popleft()
+            if self.fault_rate and self._rng.random() < self.fault_rate:
+                return self.random_fault()
         return None
+
+    def random_fault(self) -> Fault:
+        """One fault of the faulty mode: 429, 500, a timeout, invalid JSON or an out-of-contract answer."""
+        kind = self._rng.choice(("429", "500", "timeout", "invalid_json", "out_of_contract"))
+        if kind == "429":
+            return rate_limited(20)
+        if kind == "500":
+            return server_error(500)
+        if kind == "timeout":
+            return slow(self.fault_timeout)
+        if kind == "invalid_json":
+            return raw_content('{"verdict": "High Risk", "evidences": [')
+        return raw_content('{"verdict": "Somewhat risky", "risk_score": "high", "evidences": "none"}')
+
+    def authorized(self, header: str | None) -> bool:
+        return self.required_key is None or header == f"Bearer {self.required_key}"
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.chat_requests += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _key_of(self, body: dict[str, Any]) -> str | None:
         for message in body.get("messages") or []:
@@ -373,15 +419,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server naming
         state = self.server_state
         body = self._body()
+        if not state.authorized(self.headers.get("Authorization")):
+            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}})
+            return
         if self.path.startswith("/v1/chat/completions"):
             request = json.loads(body or b"{}")
-            status, headers, payload, delay = state.answer_chat(request, via="ondemand")
-            if delay and state._stopping.wait(delay):
-                return
-            if delay and self._client_gone():
-                return  # the client timed out or was killed: this answer reaches nobody
-            if self._send(status, payload, headers) and status == 200:
-                state.count_answered(state._key_of(request), "ondemand")
+            state.enter()
+            try:
+                status, headers, payload, delay = state.answer_chat(request, via="ondemand")
+                if delay and state._stopping.wait(delay):
+                    return
+                if delay and self._client_gone():
+                    return  # the client timed out or was killed: this answer reaches nobody
+                if self._send(status, payload, headers) and status == 200:
+                    state.count_answered(state._key_of(request), "ondemand")
+            finally:
+                state.leave()
         elif self.path.startswith("/v1/files"):
             parts = _parse_multipart(self.headers.get("Content-Type", ""), body)
             filename, data = parts.get("file", (None, b""))
@@ -397,6 +451,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         state = self.server_state
+        if not state.authorized(self.headers.get("Authorization")):
+            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}})
+            return
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "created": 0,
+                                                          "owned_by": "test"}]})
+            return
         match_content = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
         match_file = re.fullmatch(r"/v1/files/([^/]+)", self.path)
         match_batch = re.fullmatch(r"/v1/batches/([^/]+)", self.path)

@@ -30,6 +30,20 @@ NOTE = "offline heuristic model (deterministic rules, no LLM)"
 _QUOTED = re.compile(r'"""\n(.*)\n"""', re.S)
 
 
+def answer_for(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> dict[str, Any]:
+    """The offline model's answer (a JSON object) to one request of a method."""
+    name = ((response_format or {}).get("json_schema") or {}).get("name", "")
+    prompt = str(messages[-1].get("content") or "")
+    if name.startswith("contract"):
+        answer = OfflineModel._contract(prompt)
+    elif name.startswith("amos_spec"):
+        answer = OfflineModel._spec(prompt)
+    else:
+        answer = OfflineModel._judgment(prompt, name)
+    answer["offline"] = True
+    return answer
+
+
 class OfflineModel:
     """Stands in for :class:`core.llm.AsyncLLM` (same ``complete``/``check``/``is_cached``)."""
 
@@ -52,15 +66,7 @@ class OfflineModel:
 
     async def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None) -> CallResult:
         started = time.perf_counter()
-        name = ((response_format or {}).get("json_schema") or {}).get("name", "")
-        prompt = str(messages[-1].get("content") or "")
-        if name.startswith("contract"):
-            answer = self._contract(prompt)
-        elif name.startswith("amos_spec"):
-            answer = self._spec(prompt)
-        else:
-            answer = self._judgment(prompt, name)
-        answer["offline"] = True
+        answer = answer_for(messages, response_format)
         content = json.dumps(answer, ensure_ascii=False)
         self.totals.add(Completion(content, OFFLINE_MODEL, 0, 0, 0.0))
         return CallResult(content, answer, None, OFFLINE_MODEL, 0, 0, 0.0,

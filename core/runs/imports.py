@@ -100,7 +100,7 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
         converted.setdefault(key, {} if key == "config" else None if key == "accuracy" else 0 if key != "timestamp" else "")
     stamp = datetime.now(UTC)
     base = run_id or converted.get("run_id") or f"imported-{fmt}-{stamp:%Y%m%d-%H%M%S}"
-    rid = check_name("run", re.sub(r"[^A-Za-z0-9_.-]", "-", str(base))[:64].lstrip("-.") or "imported")
+    rid = check_name("run", re.sub(r"[^A-Za-z0-9_.-]+", "-", str(base))[:64].lstrip("-.") or "imported")
     if (ws.runs_dir / rid).exists():
         raise WorkbenchError(f"run {rid!r} exists already in {ws.runs_dir}; pass --run-id to import under another id")
     converted["run_id"] = rid
