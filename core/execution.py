@@ -43,6 +43,35 @@ def finished_keys(path: str | Path, key_field: str = KEY_FIELD) -> set[str]:
     return {str(r[key_field]) for r in read_log(path) if key_field in r}
 
 
+class AppendLog:
+    """Group commit for an append-only JSONL log from async code.
+
+    ``await log.append(record)`` returns once the record is on disk (fsync'd). Records that arrive
+    while a write is under way go together in the next write, and the write runs in a thread, so
+    the event loop keeps serving the network while the disk syncs.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._pending: list[dict[str, Any]] = []
+        self._seq = 0
+        self._flushed = 0
+        self._lock: asyncio.Lock | None = None
+
+    async def append(self, record: dict[str, Any]) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        self._seq += 1
+        mine = self._seq
+        self._pending.append(record)
+        async with self._lock:
+            if self._flushed >= mine:
+                return  # written by the previous batch
+            batch, self._pending, upto = self._pending, [], self._seq
+            await asyncio.to_thread(append_jsonl, self.path, batch)
+            self._flushed = upto
+
+
 @dataclass
 class ExecutionReport:
     """What an execution did; ``on_record`` sees it after every finished item."""
@@ -73,6 +102,7 @@ async def execute_async(
     report = ExecutionReport(total=len(items), skipped=len(items) - len(todo))
     if on_record:
         on_record(report, None)
+    log = AppendLog(log_path)
     queue: asyncio.Queue[T] = asyncio.Queue()
     for item in todo:
         queue.put_nowait(item)
@@ -85,7 +115,7 @@ async def execute_async(
             item = queue.get_nowait()
             record = await work(item)
             record = {key_field: key(item), **record}
-            append_jsonl(log_path, [record])
+            await log.append(record)
             report.done += 1
             report.errors += int(bool(record.get("error")))
             report.records.append(record)

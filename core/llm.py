@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from core.errors import WorkbenchError
+from core.execution import AppendLog
 from core.files import append_jsonl, read_jsonl_log
 from core.settings import env, openai_settings
 
@@ -239,6 +240,13 @@ class ResponseCache:
             self._load()[key] = row
             if self.path is not None:
                 append_jsonl(self.path, [row])
+
+    def remember(self, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+        """Keep an answer in memory only; returns the row for the caller to append (group commit)."""
+        row = {"key": key, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **entry}
+        with self._lock:
+            self._load()[key] = row
+        return row
 
     def __len__(self) -> int:
         with self._lock:
@@ -558,6 +566,7 @@ class AsyncLLM:
             client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.timeout, max_retries=0)
         self.client = client
         self.totals = UsageTotals()
+        self._cache_log = AppendLog(cache.path) if cache is not None and cache.path is not None else None
 
     @property
     def base_url(self) -> str:
@@ -625,7 +634,10 @@ class AsyncLLM:
             started = time.perf_counter()
             try:
                 async with self._semaphore:
-                    response = await self.client.chat.completions.create(**body, timeout=self.timeout)
+                    # the client's documented raw POST: the same request, retries and errors as
+                    # chat.completions.create, without re-walking the (large) schema on every call
+                    data = await self.client.post("/chat/completions", cast_to=dict, body=body,
+                                                  options={"timeout": self.timeout})
             except openai.APIStatusError as exc:
                 if exc.status_code in AUTH_STATUSES:
                     raise EndpointAuthError(f"endpoint refused the key: {describe_error(exc)}", attempts=attempt,
@@ -639,16 +651,17 @@ class AsyncLLM:
                 wait = None
             else:
                 latency = (time.perf_counter() - started) * 1000
-                data = response.model_dump()
                 choices = data.get("choices") or [{}]
                 content = (choices[0].get("message") or {}).get("content") or ""
                 usage = data.get("usage") or {}
                 result = self._result(content, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
                                       latency, attempts=attempt, want_json=response_format is not None)
                 if self.cache is not None and result.parse_error is None:  # a parse error is not worth keeping
-                    self.cache.put(key, {"model": self.model, "base_url": self.base_url, "content": content,
-                                         "prompt_tokens": result.prompt_tokens,
-                                         "completion_tokens": result.completion_tokens})
+                    row = self.cache.remember(key, {"model": self.model, "base_url": self.base_url, "content": content,
+                                                    "prompt_tokens": result.prompt_tokens,
+                                                    "completion_tokens": result.completion_tokens})
+                    if self._cache_log is not None:
+                        await self._cache_log.append(row)  # on disk before the answer is used
                 self.totals.add(Completion(content, self.model, result.prompt_tokens, result.completion_tokens,
                                            result.cost_usd))
                 return result

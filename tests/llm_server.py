@@ -455,6 +455,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                                        "code": "invalid_api_key"}})
             return
+        if self.path.rstrip("/") == "/v1/_stats":  # counters for a client in another process (bench)
+            self._send(200, {"chat_requests": state.chat_requests, "max_in_flight": state.max_in_flight})
+            return
         if self.path.rstrip("/") == "/v1/models":
             self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "created": 0,
                                                           "owned_by": "test"}]})
@@ -470,6 +473,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, state.retrieve_batch(match_batch.group(1)))
         else:
             self._send(404, {"error": {"message": f"not found: {self.path}", "type": "invalid_request_error"}})
+
+
+def serve_forever(latency: float = 0.0) -> None:
+    """Run a server with the offline responder in this process; prints its base URL (bench/runs.py)."""
+    import core.methods.offline  # noqa: F401 - load the responder's code before the first request
+
+    server = LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN).start()
+    server.delay_all = latency
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_forever(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
 
 
 @pytest.fixture()
