@@ -1,0 +1,96 @@
+"""``python -m core score`` and ``python -m core show``: score a results.json, print run summaries.
+
+    python -m core score RESULTS.json [--gt FILE] [--dataset D] [--json] [--out F] [--n-boot N] [--seed S]
+    python -m core show [RUN_DIR ...]
+
+``score`` reads GT from ``--gt`` (xnot or ADDM layout) or each sample's ``gt_verdict``, and review
+texts (snippet validity, valid incidents) and categories from the workspace dataset ``--dataset``.
+It prints; it writes the scored copy only to ``--out``. ``show`` prints the summary of each run
+folder (default: the newest run in the workspace) and a comparison table of every run given
+(default: all runs in the workspace).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from core.cli import emit
+from core.db import Database
+from core.files import write_json_atomic
+from core.metrics import load_gt, score_results
+from core.metrics.io import dataset_categories, dataset_review_texts, load_results, run_dirs
+from core.metrics.summary import format_comparison, format_summary
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="score a results.json (SPEC §4.2) against GT: AUPRC, process, consistency")
+    p.add_argument("results", help="a results.json or a run folder")
+    p.add_argument("--gt", help="GT file (xnot or ADDM layout); default: each sample's gt_verdict")
+    p.add_argument("--dataset", help="workspace dataset with the reviews (snippet validity, cuisine)")
+    p.add_argument("--policy", help="policy to recompute verdicts with (default: the run's, else G1_allergy_V2)")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="also write the scored results.json here")
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the scored run as JSON")
+    p.set_defaults(func=run_score)
+
+    s = sub.add_parser("show", help="console summary of runs and a comparison table")
+    s.add_argument("runs", nargs="*", metavar="RUN_DIR", help="run folders or results.json files")
+    s.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the headline scores as JSON")
+    s.set_defaults(func=run_show)
+
+
+def score_file(path: str | Path, *, gt_path: str | None = None, dataset: str | None = None, db: Database | None = None,
+               policy_id: str | None = None, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Score one results.json file with GT from a file or its samples and texts from a dataset."""
+    results = load_results(path)
+    gt = load_gt(gt_path) if gt_path else None
+    texts = None
+    if dataset:
+        if db is None:
+            raise ValueError("a dataset needs a workspace database")
+        ids = [str(s["business_id"]) for s in results["results"]]
+        k = results.get("k")
+        texts = dataset_review_texts(db, dataset, ids, k if isinstance(k, int) else None)
+        cats = dataset_categories(db, dataset)
+        if gt is None:
+            gt = {str(s["business_id"]): {"verdict": s.get("gt_verdict"), "categories": cats.get(str(s["business_id"]))}
+                  for s in results["results"] if s.get("gt_verdict")}
+        else:
+            for bid, g in gt.items():
+                g.setdefault("categories", cats.get(bid))
+    return score_results(results, gt=gt, review_texts=texts, policy_id=policy_id, n_boot=n_boot, seed=seed)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    db = Database(args.workspace.root) if args.dataset else None
+    scored = score_file(args.results, gt_path=args.gt, dataset=args.dataset, db=db, policy_id=args.policy,
+                        n_boot=args.n_boot, seed=args.seed)
+    if args.out:
+        write_json_atomic(Path(args.out), scored)
+    emit(args, scored, format_summary(scored))
+    return 0
+
+
+def _scored(path: Path) -> dict[str, Any]:
+    payload = load_results(path)
+    if payload.get("unified_scores") is None:
+        return score_results(payload)  # an unscored run: GT from each sample's gt_verdict
+    return payload
+
+
+def run_show(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.runs] or run_dirs(args.workspace.runs_dir)
+    if not paths:
+        raise FileNotFoundError(f"no runs in {args.workspace.runs_dir} (runs/*/results.json)")
+    runs = [_scored(p) for p in paths]
+    shown = runs if args.runs else runs[-1:]
+    text = "\n\n".join(format_summary(r) for r in shown)
+    if len(runs) > 1:
+        text += "\n\n" + format_comparison(runs)
+    payload = [{k: r.get(k) for k in ("run_id", "method", "model", "k", "total", "accuracy", "unified_scores", "intervals")}
+               for r in runs]
+    emit(args, payload, text)
+    return 0

@@ -1,0 +1,194 @@
+"""Bootstrap 95 % intervals of the headline scores, and paired differences of two runs.
+
+Restaurants are resampled with replacement (``numpy.random.default_rng(seed)``, one (B, n)
+index matrix). Every score is a function of per-restaurant counts, so a resample is a row of
+draw counts ``w`` (B, n): ratio scores are ``w @ counts``, and AP is computed for all rows at once
+over the samples sorted once by score (ties kept as one threshold), which equals scikit-learn's
+``average_precision_score`` on the resampled list. No Python loop over resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from core.metrics.process import PROCESS_WEIGHTS
+
+HEADLINE = ("ordinal_auprc", "process_score", "consistency_score", "accuracy")
+# Per-restaurant count columns of the ratio scores: (numerator, denominator).
+PROCESS_COUNTS = {
+    "incident_precision": ("matched", "claimed"),
+    "severity_accuracy": ("severity_correct", "matched"),
+    "modifier_accuracy": ("modifier_correct", "modifier_checks"),
+    "verdict_support_rate": ("supported", "verdicts"),
+    "snippet_validity": ("snippets_valid", "snippets"),
+}
+COUNT_COLUMNS = ("claimed", "matched", "severity_correct", "modifier_correct", "modifier_checks", "supported",
+                 "verdicts", "snippets_valid", "snippets", "consistent", "consistency_total", "correct", "has_gt")
+
+
+@dataclass(frozen=True)
+class SampleTable:
+    """Per restaurant: business_id, GT ordinal (NaN = no GT), ranking score, and count columns."""
+
+    business_ids: tuple[str, ...]
+    gt_ordinal: NDArray[np.float64]
+    score: NDArray[np.float64]
+    counts: NDArray[np.float64]  # (n, len(COUNT_COLUMNS))
+    n_levels: int
+
+    def take(self, ids: Sequence[str]) -> SampleTable:
+        """The rows of ``ids``, in that order."""
+        pos = {b: i for i, b in enumerate(self.business_ids)}
+        rows = np.array([pos[b] for b in ids], dtype=np.int64)
+        return SampleTable(tuple(ids), self.gt_ordinal[rows], self.score[rows], self.counts[rows], self.n_levels)
+
+
+def resample_index(n: int, *, n_boot: int, seed: int) -> NDArray[np.int64]:
+    """The (n_boot, n) matrix of restaurant indices drawn with replacement (fixed seed)."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be ≥ 1, got {n_boot}")
+    return np.random.default_rng(seed).integers(0, max(n, 1), size=(n_boot, n))
+
+
+def draw_counts(index: NDArray[np.int64], n: int) -> NDArray[np.float32]:
+    """How often each restaurant is drawn in each resample: (B, n) from a (B, n) index matrix.
+
+    float32 holds these counts and their sums exactly (far below 2**24) and halves the memory.
+    """
+    b = index.shape[0]
+    flat = (index + (np.arange(b, dtype=index.dtype) * n)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).astype(np.float32)
+
+
+def weighted_average_precision(y: NDArray[Any], score: NDArray[np.float64], weights: NDArray[Any]) -> NDArray[np.float64]:
+    """AP of every row of ``weights`` (B, n) (sample i repeated weights[b, i] times); NaN when a row
+    has no positive or no negative.
+
+    >>> w = np.array([[1., 1, 1, 1], [0, 2, 1, 1]])
+    >>> weighted_average_precision(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]), w).round(4).tolist()
+    [0.8333, 0.75]
+    """
+    return weighted_average_precisions(np.asarray(y)[None, :], score, weights)[0]
+
+
+def weighted_average_precisions(ys: NDArray[Any], score: NDArray[np.float64], weights: NDArray[Any]) -> NDArray[np.float64]:
+    """AP for each label row of ``ys`` (L, n) and each weight row (B, n) → (L, B), one sort shared.
+
+    Samples are sorted once by score (descending); a tie group is one threshold, scored at its
+    end: AP = Σ_g Δtp_g · tp_g / seen_g / P, where tp and seen are running weighted sums.
+    """
+    n = len(score)
+    if n == 0:
+        return np.full((len(ys), weights.shape[0]), np.nan)
+    if np.all(score[:-1] >= score[1:]):  # already in descending order (bootstrap_intervals sorts once)
+        order, s, w = np.arange(n), score, weights
+    else:
+        order = np.argsort(-score, kind="stable")
+        s, w = score[order], weights[:, order]
+    ends = np.flatnonzero(np.append(s[:-1] != s[1:], True))
+    ties = len(ends) < n
+    seen = np.cumsum(w, axis=1)
+    if ties:
+        seen = seen[:, ends]
+    seen[seen == 0] = 1.0  # nothing drawn yet: no positive gained there either
+    total = w.sum(axis=1)
+    out = []
+    for y in ys:
+        wy = w * np.asarray(y, dtype=w.dtype)[order]
+        tp = np.cumsum(wy, axis=1)
+        if ties:
+            tp = tp[:, ends]
+            wy = np.diff(tp, axis=1, prepend=0.0)  # positives gained per tie group
+        positives = tp[:, -1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives
+        out.append(np.where((positives > 0) & (positives < total), ap, np.nan))
+    return np.vstack(out)
+
+
+def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.float64]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+
+
+def scores_from_counts(table: SampleTable, weights: NDArray[Any]) -> dict[str, NDArray[np.float64]]:
+    """Every headline score (and process component) for each row of ``weights`` (B, n)."""
+    sums = weights @ table.counts.astype(weights.dtype)  # (B, columns); exact for counts < 2**24
+    col = {name: sums[:, i] for i, name in enumerate(COUNT_COLUMNS)}
+    out: dict[str, NDArray[np.float64]] = {}
+    num = np.zeros(weights.shape[0])
+    den = np.zeros(weights.shape[0])
+    for comp, (a, b) in PROCESS_COUNTS.items():
+        value = _ratio(col[a], col[b])
+        out[comp] = value
+        defined = ~np.isnan(value)
+        num += np.where(defined, PROCESS_WEIGHTS[comp] * np.nan_to_num(value), 0.0)
+        den += np.where(defined, PROCESS_WEIGHTS[comp], 0.0)
+    out["process_score"] = 100.0 * _ratio(num, den)
+    out["consistency_score"] = 100.0 * _ratio(col["consistent"], col["consistency_total"])
+    out["accuracy"] = _ratio(col["correct"], col["has_gt"])
+    has_gt = ~np.isnan(table.gt_ordinal)
+    gt, sc, w = table.gt_ordinal, table.score, weights
+    if not has_gt.all():
+        gt, sc, w = gt[has_gt], sc[has_gt], weights[:, has_gt]
+    levels = np.vstack([(gt >= level) for level in range(1, table.n_levels)])
+    aps = weighted_average_precisions(levels, sc, w)
+    defined = ~np.isnan(aps)
+    out["ordinal_auprc"] = _ratio(np.where(defined, aps, 0.0).sum(axis=0), defined.sum(axis=0).astype(np.float64))
+    return out
+
+
+def interval(values: NDArray[np.float64], *, level: float = 0.95) -> dict[str, Any]:
+    """Percentile interval of the defined values; the share of resamples where the score was undefined."""
+    ok = values[~np.isnan(values)]
+    if not len(ok):
+        return {"low": None, "high": None, "n_defined": 0, "n_boot": int(len(values))}
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(ok, [tail, 100 - tail])
+    return {"low": float(low), "high": float(high), "n_defined": int(len(ok)), "n_boot": int(len(values))}
+
+
+def bootstrap_intervals(table: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
+    """95 % percentile intervals of every headline score and process component (restaurants resampled)."""
+    n = len(table.business_ids)
+    # Restaurants in descending score order first, so the AP pass needs no gather per resample.
+    table = table.take([table.business_ids[i] for i in np.argsort(-table.score, kind="stable")])
+    weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
+    scores = scores_from_counts(table, weights)
+    return {"method": "percentile bootstrap over restaurants", "n_boot": n_boot, "seed": seed, "level": level,
+            "scores": {name: interval(v, level=level) for name, v in scores.items()}}
+
+
+def paired_differences(
+    a: SampleTable, b: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> dict[str, Any]:
+    """Paired bootstrap of B − A on the restaurants both runs scored (same resamples for both).
+
+    A difference is "real" at this level when its interval excludes 0.
+    """
+    common = [x for x in a.business_ids if x in set(b.business_ids)]
+    ta, tb = a.take(common), b.take(common)
+    n = len(common)
+    weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
+    sa, sb = scores_from_counts(ta, weights), scores_from_counts(tb, weights)
+    full = np.ones((1, n))
+    pa = {k: float(v[0]) for k, v in scores_from_counts(ta, full).items()}
+    pb = {k: float(v[0]) for k, v in scores_from_counts(tb, full).items()}
+    out = {}
+    for name in sa:
+        diff = sb[name] - sa[name]
+        iv = interval(diff, level=level)
+        point = pb[name] - pa[name]
+        real = iv["low"] is not None and (iv["low"] > 0 or iv["high"] < 0)
+        out[name] = {"a": _nan_none(pa[name]), "b": _nan_none(pb[name]), "difference": _nan_none(point), **iv,
+                     "excludes_zero": bool(real)}
+    return {"n_common": n, "n_boot": n_boot, "seed": seed, "level": level, "differences": out}
+
+
+def _nan_none(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)

@@ -1,0 +1,94 @@
+"""Console summaries of scored runs (the layout of ADDM's console output), and comparisons."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from core.metrics.process import PROCESS_WEIGHTS
+
+TARGET = 75.0  # a score above 75 % gets a ✓
+COMPONENT_NAMES = {
+    "incident_precision": "Incident Precision", "severity_accuracy": "Severity Accuracy",
+    "modifier_accuracy": "Modifier Accuracy", "verdict_support_rate": "Verdict Support",
+    "snippet_validity": "Snippet Validity",
+}
+HEADLINES = (("AUPRC", "ordinal_auprc", 100.0), ("Process", "process_score", 1.0),
+             ("Consistency", "consistency_score", 1.0))
+
+
+def pct(value: float | None, *, scale: float = 1.0) -> str:
+    """A score as "79.8%", or "N/A" when it is null.
+
+    >>> pct(0.798, scale=100), pct(None), pct(86.15)
+    ('79.8%', 'N/A', '86.2%')
+    """
+    return "N/A" if value is None else f"{value * scale:.1f}%"
+
+
+def status(value: float | None, *, scale: float = 1.0) -> str:
+    """✓ above the 75 % target, ✗ at or below it, – when null."""
+    return "–" if value is None else ("✓" if value * scale > TARGET else "✗")
+
+
+def box(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A box-drawn table, columns padded to their widest cell."""
+    widths = [max(len(h), *(len(r[i]) for r in rows)) + 2 for i, h in enumerate(headers)] if rows else \
+        [len(h) + 2 for h in headers]
+
+    def line(left: str, mid: str, right: str) -> str:
+        return " " + left + mid.join("─" * w for w in widths) + right
+
+    def cells(values: Sequence[str]) -> str:
+        return " │" + "│".join(f" {v:<{w - 1}}" for v, w in zip(values, widths, strict=True)) + "│"
+
+    return [line("┌", "┬", "┐"), cells(headers), line("├", "┼", "┤"), *(cells(r) for r in rows), line("└", "┴", "┘")]
+
+
+def headline_values(scored: Mapping[str, Any]) -> dict[str, float | None]:
+    """ordinal_auprc (0–1), process_score and consistency_score (0–100), accuracy (0–1)."""
+    u = scored.get("unified_scores") or {}
+    return {"ordinal_auprc": u.get("auprc"), "process_score": u.get("process_score"),
+            "consistency_score": u.get("consistency_score"), "accuracy": scored.get("accuracy")}
+
+
+def _ci(scored: Mapping[str, Any], key: str, scale: float) -> str:
+    iv = ((scored.get("intervals") or {}).get("scores") or {}).get(key) or {}
+    if iv.get("low") is None:
+        return "–"
+    return f"{iv['low'] * scale:.1f}–{iv['high'] * scale:.1f}"
+
+
+def run_title(scored: Mapping[str, Any]) -> str:
+    return (f"RUN: {scored.get('policy_id') or scored.get('task_id') or '?'} | Method: {scored.get('method', '?')}"
+            f" | K={scored.get('k', '?')} | N={scored.get('total', scored.get('n', '?'))}")
+
+
+def format_summary(scored: Mapping[str, Any]) -> str:
+    """The console summary of one scored run: unified scores with status and 95 % interval,
+    process components with their weights."""
+    rule = "═" * 67
+    values = headline_values(scored)
+    rows = [[label, pct(values[key], scale=scale), status(values[key], scale=scale), _ci(scored, key, scale)]
+            for label, key, scale in HEADLINES]
+    comps = (scored.get("unified_metrics_full") or {}).get("process_components") or {}
+    comp_rows = [[COMPONENT_NAMES[k], pct(comps.get(k), scale=100.0), f"{w:.0%}"] for k, w in PROCESS_WEIGHTS.items()]
+    ranking = ((scored.get("auprc") or {}).get("ranking_score") or {}).get("source", "?")
+    lines = [rule, " " + run_title(scored), rule, "", " UNIFIED SCORES",
+             *box(["Metric", "Score", "Status", "95% CI"], rows),
+             f" Accuracy {pct(scored.get('accuracy'), scale=100)} ({scored.get('correct', '?')}/{scored.get('total', '?')});"
+             f" ranked by {ranking}", "", " PROCESS COMPONENTS", *box(["Component", "Score", "Weight"], comp_rows)]
+    return "\n".join(lines)
+
+
+def format_comparison(runs: Sequence[Mapping[str, Any]]) -> str:
+    """One row per run: method, model, K, N and the headline scores with intervals."""
+    rows = []
+    for r in runs:
+        v = headline_values(r)
+        rows.append([str(r.get("run_id", "?")), str(r.get("method", "?")), str(r.get("model", "?")), str(r.get("k", "?")),
+                     str(r.get("total", "?")),
+                     *(f"{pct(v[key], scale=scale)} [{_ci(r, key, scale)}]" for _, key, scale in HEADLINES),
+                     pct(v["accuracy"], scale=100)])
+    return "\n".join([" COMPARISON", *box(["Run", "Method", "Model", "K", "N", "AUPRC", "Process", "Consistency",
+                                            "Accuracy"], rows)])
