@@ -11,7 +11,8 @@ Two formats:
   (missing → 0.0, as xnot scores it, SPEC §5.1), its verdicts the predicted and GT verdicts, and
   the whole record is kept as its ``response``.
 
-The imported run goes to ``runs/{run_id}/results.json`` with ``config.origin`` = {format, file,
+The imported run is scored with ``core.metrics.score_results`` (GT from each sample's
+``gt_verdict``) and goes to ``runs/{run_id}/results.json`` with ``config.origin`` = {format, file,
 sha256, imported_at}; the source file is never changed.
 """
 
@@ -25,7 +26,8 @@ from typing import Any
 
 from core.errors import DataError, WorkbenchError
 from core.files import read_json, sha256_file, write_json_atomic
-from core.runs.results import RESULTS_FILE, validate_results
+from core.metrics import score_results
+from core.runs.results import N_BOOT, RESULTS_FILE, validate_results
 from core.workspace import Workspace, check_name
 
 
@@ -107,6 +109,7 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     converted["config"] = {**(converted.get("config") or {}), "origin": {
         "format": fmt, "file": str(source.resolve()), "sha256": sha256_file(source),
         "imported_at": stamp.isoformat(timespec="seconds")}}
+    converted = score_results(converted, gt=None, policy_id=converted.get("policy_id"), n_boot=N_BOOT)
     validate_results(converted, str(source))
     target = ws.runs_dir / rid / RESULTS_FILE
     write_json_atomic(target, converted)

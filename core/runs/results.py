@@ -1,8 +1,8 @@
 """``results.json`` (SPEC §4.2): built from the samples, checked against its schema, written once.
 
 ``finalize_results`` is the one place the file is made. The metric fields (``auprc``,
-``unified_scores``, ``unified_metrics_full`` …) come from ``core.metrics.score_results`` when that
-module is present; without it the file holds the run's own fields and accuracy only.
+``unified_scores``, ``unified_metrics_full``, intervals …) come from ``core.metrics.score_results``
+with the run's GT file, the texts of the reviews the method saw and the run's policy.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import jsonschema
 from core.errors import WorkbenchError
 from core.files import write_json_atomic
 from core.methods import METHODS
+from core.metrics import load_gt, score_results
 
 if TYPE_CHECKING:
     from core.runs.plan import RunPlan
@@ -41,13 +42,21 @@ SAMPLE_SCHEMA: dict[str, Any] = {
 RESULTS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["run_id", "task_id", "policy_id", "method", "model", "k", "n", "timestamp", "config",
-                 "accuracy", "correct", "total", "results"],
+                 "accuracy", "correct", "total", "auprc", "unified_scores", "unified_metrics_full", "results"],
     "properties": {
         "run_id": {"type": "string"}, "task_id": {"type": "string"}, "policy_id": {"type": "string"},
         "method": {"type": "string"}, "model": {"type": "string"}, "k": {"type": ["integer", "null"]},
         "n": {"type": "integer"}, "timestamp": {"type": "string"}, "config": {"type": "object"},
         "accuracy": _NUM, "correct": {"type": "integer"}, "total": {"type": "integer"},
-        "auprc": {"type": "object"}, "unified_scores": {"type": "object"}, "unified_metrics_full": {"type": "object"},
+        "auprc": {"type": "object", "required": ["auprc_ge_high", "auprc_ge_critical", "ordinal_auprc", "n_samples"]},
+        "unified_scores": {"type": "object", "required": ["auprc", "process_score", "consistency_score"]},
+        "unified_metrics_full": {"type": "object", "required": [
+            "auprc", "process_score", "process_components", "consistency_score", "consistency_details"],
+            "properties": {
+                "process_components": {"type": "object", "required": [
+                    "incident_precision", "severity_accuracy", "modifier_accuracy", "verdict_support_rate",
+                    "snippet_validity", "weighted_sum", "total_weight"]},
+                "consistency_details": {"type": "object", "required": ["consistent", "total", "per_sample"]}}},
         "results": {"type": "array", "items": SAMPLE_SCHEMA},
     },
 }
@@ -63,11 +72,7 @@ def validate_results(payload: Any, where: str = RESULTS_FILE) -> None:
 
 
 def _score(payload: dict[str, Any], plan: RunPlan) -> dict[str, Any]:
-    """``payload`` with the metric fields from ``core.metrics.score_results`` (unchanged without it)."""
-    try:  # core.metrics is built on the metrics branch; until it is merged, runs carry accuracy only
-        from core.metrics import load_gt, score_results  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return payload
+    """``payload`` with the metric fields of SPEC §4.2/§5 (``core.metrics.score_results``)."""
     gt = None
     if plan.gt_ref is not None:
         path = Path(plan.gt_ref["file"])

@@ -171,6 +171,10 @@ def test_every_method_results_validate_against_spec(demo_ws, method):
     if METHODS[method].uses_llm:  # the offline model says so on every sample
         assert results["offline"] is True
         assert all(s["offline"] and "offline" in s["model_note"] for s in results["results"])
+    assert set(results["unified_scores"]) == {"auprc", "process_score", "consistency_score"}
+    if method in ("direct", "amos"):  # the offline model cites verbatim snippets and scores with the policy
+        components = results["unified_metrics_full"]["process_components"]
+        assert components["snippet_validity"] == 1.0 and results["unified_scores"]["consistency_score"] == 100.0
     rows = {r["run_id"]: r for r in list_runs(demo_ws)}
     assert rows[plan.run_id]["status"] == "finished"
 
