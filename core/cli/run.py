@@ -62,7 +62,7 @@ def preflight_text(plan_dict: dict[str, Any]) -> str:
              f"({f['finished']} finished before)"]
     if f["uses_llm"]:
         if f["offline"]:
-            lines.append(f"offline heuristic model: {f['new_calls']} calls, no tokens, no cost")
+            lines.append("offline heuristic model (rules, no LLM): no tokens, no cost")
         else:
             cost = f"${f['est_cost_usd']:.4f}" if f["priced"] else "unknown (model has no price)"
             lines.append(f"calls: {f['cached_calls']} cached, {f['new_calls']} new; estimated "

@@ -22,7 +22,7 @@ from typing import Any
 from core.judging.openai_judge import review_messages
 from core.llm import json_schema_format
 from core.methods.base import MethodContext, Request, RestaurantInput, Usage, prompt_template
-from core.methods.contract import contract_from_judgments, policy_text, render, verbatim_snippet
+from core.methods.contract import contract_from_judgments, has_keyword, policy_text, render, verbatim_snippet
 
 COMPILE_PROMPT = "amos_compile.v1"
 SPEC_SCHEMA: dict[str, Any] = {
@@ -50,7 +50,7 @@ def compile_request(ctx: MethodContext) -> Request:
 
 
 def default_spec(ctx: MethodContext) -> dict[str, Any]:
-    return {"keywords": list(ctx.task.keywords),
+    return {"keywords": sorted({k.lower() for k in ctx.task.keywords}),
             "fields": [{"name": f.name, "values": list(f.values)} for f in ctx.task.fields],
             "incident_definition": "", "policy_id": ctx.policy.policy_id}
 
@@ -88,8 +88,9 @@ async def prepare(ctx: MethodContext) -> dict[str, Any]:
 
 
 def kept_reviews(ctx: MethodContext, restaurant: RestaurantInput) -> list[dict[str, Any]]:
-    keywords = (ctx.spec or default_spec(ctx))["keywords"]
-    return [r for r in restaurant.reviews if any(k in (r.get("text") or "").lower() for k in keywords)]
+    keywords = tuple((ctx.spec or default_spec(ctx))["keywords"])
+    task_keywords = tuple(sorted({k.lower() for k in ctx.task.keywords}))
+    return [r for r in restaurant.reviews if has_keyword(r, keywords, task_keywords=task_keywords)]
 
 
 def extraction_request(ctx: MethodContext, restaurant: RestaurantInput, review: dict[str, Any]) -> Request:

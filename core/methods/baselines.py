@@ -13,6 +13,7 @@ import random
 from typing import Any
 
 from core.methods.base import MethodContext, RestaurantInput
+from core.methods.contract import has_keyword
 
 KEYWORD_STEP = 0.10
 
@@ -27,7 +28,7 @@ def _fields(verdict: str, score: float, note: str) -> dict[str, Any]:
 
 async def keyword_answer(ctx: MethodContext, restaurant: RestaurantInput) -> dict[str, Any]:
     keywords = ctx.task.keywords
-    hits = sum(1 for r in restaurant.reviews if any(k in (r.get("text") or "").lower() for k in keywords))
+    hits = sum(1 for r in restaurant.reviews if has_keyword(r, keywords, task_keywords=keywords))
     rate = hits / len(restaurant.reviews) if restaurant.reviews else 0.0
     level = min(len(ctx.scale) - 1, int(rate / KEYWORD_STEP))
     note = f"keyword baseline: {hits} of {len(restaurant.reviews)} reviews contain a {ctx.task.task_id} keyword"

@@ -11,6 +11,7 @@ model, so both score with the one policy definition.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from string import Template
@@ -24,6 +25,29 @@ from core.tasks import Task
 # judgment fields; G1a's safety_interaction carries both assurance and staff response).
 G1A_EVIDENCE_FIELDS = ("INCIDENT_SEVERITY", "ACCOUNT_TYPE", "ASSURANCE_CLAIM", "STAFF_RESPONSE")
 STAFF_RESPONSE_OF = {"negative": "dismissive", "positive": "accommodated", "betrayal": "accommodated"}
+
+
+@functools.lru_cache(maxsize=64)
+def keyword_pattern(keywords: tuple[str, ...]) -> re.Pattern[str]:
+    """One alternation of the keywords: ``pattern.search(text.lower())`` is the SPEC §2.2 rule
+    (a plain substring of the lower-cased text) in one pass.
+
+    >>> bool(keyword_pattern(("nut", "allergy")).search("a donut"))
+    True
+    """
+    ordered = sorted({k.lower() for k in keywords if k}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(k) for k in ordered) or r"(?!)")
+
+
+TASK_KEYWORD_HIT = "task_keyword_hit"  # set on each review by the run planner (one pass over all texts)
+
+
+def has_keyword(review: Mapping[str, Any], keywords: tuple[str, ...], *, task_keywords: tuple[str, ...] = ()) -> bool:
+    """True when the review's lower-cased text contains any of ``keywords`` (the planner's
+    precomputed match is used when ``keywords`` are the task's own)."""
+    if keywords == task_keywords and TASK_KEYWORD_HIT in review:
+        return bool(review[TASK_KEYWORD_HIT])
+    return keyword_pattern(keywords).search((review.get("text") or "").lower()) is not None
 
 
 def verdict_scale(policy: Policy) -> tuple[str, ...]:

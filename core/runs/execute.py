@@ -97,8 +97,12 @@ async def execute_run_async(
     *,
     stop: Callable[[], bool] | None = None,
     on_status: Callable[[dict[str, Any]], None] | None = None,
+    durable: bool = True,
 ) -> dict[str, Any]:
-    """Run ``plan`` with ``llm`` (see the module docstring); returns the final status."""
+    """Run ``plan`` with ``llm`` (see the module docstring); returns the final status.
+
+    ``durable=False`` is for generated runs (the demo): samples are written once at the end.
+    """
     config = plan.config
     method = METHODS[config.method]
     if method.uses_llm:
@@ -125,7 +129,7 @@ async def execute_run_async(
     report = await execute_async(
         list(plan.restaurants), work, log_path=plan.run_dir / SAMPLES_FILE, key=lambda r: r.business_id,
         concurrency=config.concurrency, key_field=SAMPLE_KEY, on_record=state.update, stop=should_stop,
-        fatal=(EndpointAuthError,),
+        fatal=(EndpointAuthError,), durable=durable,
     )
     if report.cancelled:
         state.update(report, None, status="cancelled", force=True)
@@ -178,12 +182,13 @@ def execute_run(
     *,
     stop: Callable[[], bool] | None = None,
     on_status: Callable[[dict[str, Any]], None] | None = None,
+    durable: bool = True,
 ) -> dict[str, Any]:
     """:func:`execute_run_async` from synchronous code."""
 
     async def main() -> dict[str, Any]:
         try:
-            return await execute_run_async(plan, llm, progress, stop=stop, on_status=on_status)
+            return await execute_run_async(plan, llm, progress, stop=stop, on_status=on_status, durable=durable)
         finally:
             await llm.aclose()
 

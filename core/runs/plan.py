@@ -39,6 +39,7 @@ from core.workspace import Workspace, check_name
 
 SAMPLES_FILE = "samples.jsonl"
 SAMPLE_KEY = "business_id"
+KEYWORD_HIT = "task_keyword_hit"  # per review: any of the task's keywords (SPEC §2.2)
 
 
 @dataclass(frozen=True)
@@ -162,9 +163,14 @@ def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput
                .filter(pl.col("business_id").is_in(chosen) & (pl.col("idx") < config.k))
                .select("business_id", "review_id", "idx", "date", "stars", "text")
                .collect().sort("business_id", "idx"))
+    # the task's keyword match of every review, in one Aho-Corasick pass (SPEC §2.2: substring of the
+    # lower-cased text); the keyword baseline and amos's filter read it instead of scanning again
+    keywords = [k.lower() for k in get_task(config.task).keywords]
+    reviews = reviews.with_columns(
+        pl.col("text").fill_null("").str.to_lowercase().str.contains_any(keywords).alias(KEYWORD_HIT))
     by_id: dict[str, list[dict[str, Any]]] = {b: [] for b in chosen}
     for row in reviews.iter_rows(named=True):
-        by_id[row["business_id"]].append({k: row[k] for k in ("review_id", "idx", "date", "stars", "text")})
+        by_id[row["business_id"]].append({k: row[k] for k in ("review_id", "idx", "date", "stars", "text", KEYWORD_HIT)})
     meta = {r["business_id"]: r for r in rest.iter_rows(named=True)}
     samples = [RestaurantInput(b, meta[b]["name"] or "", meta[b]["categories"], tuple(by_id[b])) for b in chosen]
     warnings = []
@@ -218,6 +224,9 @@ def preflight(plan: RunPlan) -> dict[str, Any]:
                            "cached_calls": 0, "new_calls": 0, "est_prompt_tokens": 0,
                            "est_completion_tokens": 0, "est_cost_usd": 0.0, "priced": True, "estimated": False}
     if not method.uses_llm:
+        return out
+    if out["offline"]:  # the offline model costs nothing: no need to build every request to count
+        out["new_calls"] = None
         return out
     llm = make_model(config.model, endpoint=config.endpoint, cache=workspace_cache(plan.ws))
     ctx = plan.context(llm)

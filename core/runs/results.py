@@ -62,13 +62,15 @@ RESULTS_SCHEMA: dict[str, Any] = {
 }
 
 
+_VALIDATOR = jsonschema.Draft202012Validator(RESULTS_SCHEMA)  # the schema is checked once, not per file
+
+
 def validate_results(payload: Any, where: str = RESULTS_FILE) -> None:
     """Raise WorkbenchError naming the first place ``payload`` departs from SPEC §4.2."""
-    try:
-        jsonschema.validate(payload, RESULTS_SCHEMA)
-    except jsonschema.ValidationError as exc:
-        path = "/".join(str(p) for p in exc.absolute_path) or "(top)"
-        raise WorkbenchError(f"{where}: {path}: {exc.message}") from None
+    error = jsonschema.exceptions.best_match(_VALIDATOR.iter_errors(payload))
+    if error is not None:
+        path = "/".join(str(p) for p in error.absolute_path) or "(top)"
+        raise WorkbenchError(f"{where}: {path}: {error.message}")
 
 
 def _score(payload: dict[str, Any], plan: RunPlan) -> dict[str, Any]:
