@@ -10,7 +10,7 @@ from core.methods import METHODS
 from core.ui import runs as glue
 
 K_TASK, K_POLICY, K_METHOD, K_MODEL, K_ENDPOINT = "runs.task", "runs.policy", "runs.method", "runs.model", "runs.endpoint"
-K_K, K_N, K_CONC, K_LAUNCHED = "runs.k", "runs.n", "runs.concurrency", "runs.launched"
+K_K, K_N, K_CONC, K_ACTIVE = "runs.k", "runs.n", "runs.concurrency", "runs.active_jobs"
 
 ws = ui.current_workspace()
 dataset = ui.current_dataset(ws)
@@ -67,7 +67,6 @@ with st.container(border=True):
     st.caption(f"GT: {plan['gt']['file']}" if plan["gt"] else "No GT file for this policy and K: no accuracy.")
     if st.button("Launch run", type="primary", key="runs.launch"):
         glue.launch(ws, plan)
-        st.session_state[K_LAUNCHED] = plan["run_id"]
         glue.preflight.clear()
         st.toast(f"Launched {plan['run_id']}")
         st.rerun()
@@ -76,12 +75,14 @@ with st.container(border=True):
 @st.fragment(run_every=1.0)
 def live() -> None:
     jobs = glue.active_jobs(ws)
+    ids = {job["job_id"] for job in jobs}
+    if set(st.session_state.get(K_ACTIVE, ())) - ids:  # a run ended: refresh the whole page (past runs)
+        st.session_state[K_ACTIVE] = sorted(ids)
+        st.rerun(scope="app")
+    st.session_state[K_ACTIVE] = sorted(ids)
     st.subheader("In progress")
     if not jobs:
         st.caption("No run is in progress.")
-        launched = st.session_state.get(K_LAUNCHED)
-        if launched:
-            st.caption(f"Last launched: {launched} — see the list below.")
         return
     for job in jobs:
         s = job["run"]
@@ -89,7 +90,7 @@ def live() -> None:
         eta = f", ETA {s['eta_s']:.0f} s" if s.get("eta_s") is not None else ""
         text = (f"{job['run_id']}: {done:,}/{total:,} samples, {s.get('errors') or 0} errors, "
                 f"{int(s.get('prompt_tokens') or 0) + int(s.get('completion_tokens') or 0):,} tokens, "
-                f"${float(s.get('cost_usd') or 0):.4f}{eta}")
+                f"${float(s.get('cost_usd') or 0):.4f}{eta}") if total else f"{job['run_id']}: starting…"
         left, right = st.columns([5, 1])
         left.progress(min(1.0, done / total) if total else 0.0, text=text)
         if right.button("Cancel", key=f"runs.cancel.{job['job_id']}"):
@@ -115,11 +116,10 @@ if table.is_empty():
     st.caption("No runs yet.")
 else:
     st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "run_id": st.column_config.TextColumn("Run", width="medium"),
-        "status": "Status", "method": "Method", "model": "Model", "task": "Task", "policy": "Policy", "k": "K",
+        "run_id": st.column_config.TextColumn("Run", width="large"),
+        "status": "Status", "method": "Method", "model": "Model", "policy": "Policy", "k": "K",
         "done": "Samples", "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
         "elapsed_s": st.column_config.NumberColumn("Duration", format="%.1f s"),
-        "started_at": "Started",
-        "results": st.column_config.LinkColumn("Results", display_text="open results"),
+        "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

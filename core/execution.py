@@ -21,7 +21,8 @@ Exceptions listed in ``fatal`` (e.g. an endpoint refusing the key) stop everythi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+import concurrent.futures
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +30,7 @@ from typing import Any, TypeVar
 from core.files import append_jsonl, read_jsonl_log
 
 T = TypeVar("T")
+R = TypeVar("R")
 KEY_FIELD = "id"
 Update = Callable[["ExecutionReport", dict[str, Any] | None], None]
 
@@ -141,6 +143,17 @@ async def execute_async(
     return report
 
 
+def run_sync(coro: Coroutine[Any, Any, R]) -> R:
+    """Run ``coro`` to completion from synchronous code, also when this thread already runs an
+    event loop (a notebook, Playwright's sync API): then in a fresh thread with its own loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def execute(items: Iterable[T], work: Callable[[T], Awaitable[dict[str, Any]]], **kwargs: Any) -> ExecutionReport:
     """:func:`execute_async` from synchronous code (its own event loop)."""
-    return asyncio.run(execute_async(list(items), work, **kwargs))
+    return run_sync(execute_async(list(items), work, **kwargs))

@@ -13,14 +13,13 @@ fast with one line and leaves no run folder. A call that fails for good is recor
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from core.execution import ExecutionReport, execute_async, read_log
+from core.execution import ExecutionReport, execute_async, read_log, run_sync
 from core.files import write_json_atomic
 from core.llm import EndpointAuthError, LLMCallError
 from core.methods import METHODS
@@ -192,4 +191,4 @@ def execute_run(
         finally:
             await llm.aclose()
 
-    return asyncio.run(main())
+    return run_sync(main())

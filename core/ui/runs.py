@@ -110,12 +110,11 @@ def resume(ws: Workspace, run_id: str) -> dict[str, Any]:
 def runs_table(ws: Workspace) -> pl.DataFrame:
     """Past runs for the table: config, status, duration, tokens, cost, a link to the results."""
     rows = list_runs(ws)
-    cols = ["run_id", "status", "method", "model", "task", "policy", "k", "done", "errors", "tokens",
-            "cost_usd", "elapsed_s", "started_at"]
+    cols = ["run_id", "status", "method", "model", "policy", "k", "done", "errors", "tokens", "cost_usd", "elapsed_s"]
     frame = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={
-        "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "task": pl.Utf8,
-        "policy": pl.Utf8, "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64,
-        "cost_usd": pl.Float64, "elapsed_s": pl.Float64, "started_at": pl.Utf8}, strict=False)
+        "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8,
+        "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
+        "elapsed_s": pl.Float64}, strict=False)
     return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"))
 
 
