@@ -5,7 +5,9 @@ with an explicit timeout and retry count (the client retries 408/409/429/5xx and
 errors with backoff, honouring ``retry-after``). :class:`LLM` wraps a client and one model:
 ``complete(messages, response_format=...)`` returns a :class:`Completion` with the text, the
 tokens and the cost. Answers are cached in the workspace (``cache/llm.jsonl``), keyed by the
-sha256 of (model, messages, schema, temperature, seed), so the same request is never paid twice.
+sha256 of (base URL, model, messages, parameters), so the same request is never paid twice; the
+async layer below (:class:`AsyncLLM`, used by methods and runs) uses the same keys, so judges and
+methods share answers.
 Costs come from :data:`PRICES` (USD per million tokens); the Batch API costs half.
 The API key is read from the environment (``core.settings``) and never printed or logged.
 """
@@ -297,8 +299,10 @@ class LLM:
         return body
 
     def key(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
-        """The cache key of a request."""
-        return cache_key(self.model, messages, response_format, self.temperature, self.seed)
+        """The cache key of a request: the same as :meth:`AsyncLLM.key` for the same endpoint, so
+        judges and methods share answers (e.g. amos's extractions and the openai judge's)."""
+        params = {"response_format": response_format, "temperature": self.temperature, "seed": self.seed}
+        return request_key(str(getattr(self.client, "base_url", "") or ""), self.model, messages, params)
 
     def cached(self, key: str) -> Completion | None:
         """The cached answer of request ``key`` (see :meth:`key`), or None."""
@@ -524,7 +528,8 @@ class AsyncLLM:
         cache: response cache shared with the judges (None: none).
         concurrency: at most this many requests in flight at once (retries included).
         timeout: seconds per attempt; max_retries: retries after the first attempt.
-        temperature, seed: sampling parameters (part of the cache key).
+        temperature, seed: sampling parameters (part of the cache key; None: not sent, the model's
+            default, which some models require).
         client: an ``openai.AsyncOpenAI`` to use instead of building one.
     """
 
@@ -539,7 +544,7 @@ class AsyncLLM:
         concurrency: int = 8,
         timeout: float | None = None,
         max_retries: int | None = None,
-        temperature: float | None = 0.0,
+        temperature: float | None = None,
         seed: int | None = None,
         client: Any = None,
     ) -> None:

@@ -194,3 +194,17 @@ def test_random_baseline_is_seeded_and_independent_of_the_other_samples(demo_ws)
     assert all(by_a[s["business_id"]] == s["risk_score"] for s in _samples(b))
     c, _ = _run(demo_ws, "random", model="heuristic", seed=8)
     assert {s["business_id"]: s["risk_score"] for s in _samples(c)} != by_a
+
+
+def test_amos_extractions_share_the_cache_with_the_openai_judge(demo_ws, server):
+    from core.judging import execute_judging, make_judge, plan_judging
+    from core.tasks import get_task
+
+    judge = make_judge("openai", get_task("G1a"), model="test-model", cache=workspace_cache(demo_ws))
+    execute_judging(plan_judging(demo_ws, "demo", "G1a", judge, resume=False), judge)
+    judged = server.chat_requests
+    config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method="amos", model="test-model", k=200)
+    plan = plan_run(config, demo_ws)
+    assert plan.preflight["cached_calls"] == judged and plan.preflight["new_calls"] == 1  # only the compile call
+    execute_run(plan, make_model("test-model", cache=workspace_cache(demo_ws)))
+    assert server.chat_requests == judged + 1
