@@ -64,6 +64,9 @@ with st.container(border=True):
         m4.metric("Estimated cost", f"${f['est_cost_usd']:.4f}" if f["priced"] else "no price")
     for warning in plan["warnings"]:
         st.warning(warning)
+    for name in METHODS[method].prompts:
+        with st.expander(f"Prompt {name} (core/methods/prompts/{name}.txt)"):
+            st.code(glue.prompt_text(name), language=None, wrap_lines=True)
     st.caption(f"GT: {plan['gt']['file']}" if plan["gt"] else "No GT file for this policy and K: no accuracy.")
     if st.button("Launch run", type="primary", key="runs.launch"):
         glue.launch(ws, plan)

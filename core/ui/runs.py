@@ -16,7 +16,7 @@ from core.errors import WorkbenchError
 from core.ground_truth.policies import list_policies
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints
-from core.methods import METHODS
+from core.methods import METHODS, prompt_template
 from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
 from core.settings import env
 from core.tasks import task_ids
@@ -120,6 +120,11 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
 
 def resumable(ws: Workspace) -> list[str]:
     return [r["run_id"] for r in list_runs(ws) if r["status"] in ("interrupted", "cancelled")]
+
+
+def prompt_text(name: str) -> str:
+    """A method's versioned prompt template, as the model receives it before filling in."""
+    return prompt_template(name)
 
 
 def describe_error(exc: Exception) -> str:

@@ -93,3 +93,14 @@ def test_progress_cancel_and_resume(app_factory, ws_copy, monkeypatch):
         assert _wait_job(ws_copy, ("finished", "failed"))["status"] == "finished"
         assert run_status(Workspace(ws_copy), run_id)["done"] == 12
         assert not server.repeated_keys()  # no restaurant was asked twice across cancel and resume
+
+
+def test_hosted_demo_offers_only_the_offline_model_and_shows_prompts(app_factory, small_demo, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOSTED", "1")
+    monkeypatch.setenv("WORKBENCH_ADMINS", "admin@example.org")
+    at = _page(app_factory, small_demo)
+    assert at.selectbox(key="runs.model").options == ["heuristic"]
+    assert any("Hosted demo" in c.value for c in at.caption)
+    at.selectbox(key="runs.method").set_value("cot").run()
+    assert any("Prompt cot.v1" in e.label for e in at.expander)
+    assert "reasoning" in at.code[0].value and "$policy_text" in at.code[0].value
