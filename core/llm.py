@@ -14,10 +14,13 @@ The API key is read from the environment (``core.settings``) and never printed o
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import random
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -99,7 +102,7 @@ def make_client(
     Raises:
         WorkbenchError: no key for a remote endpoint.
     """
-    import openai
+    import openai  # deferred: a heavy import only LLM calls need
 
     settings = openai_settings()
     base_url = base_url or settings["base_url"]
@@ -548,9 +551,8 @@ class AsyncLLM:
         seed: int | None = None,
         client: Any = None,
     ) -> None:
-        import asyncio
 
-        import openai
+        import openai  # deferred: a heavy import only LLM calls need
 
         self.model, self.endpoint, self.cache = model, endpoint or get_endpoint(None), cache
         self.timeout = timeout if timeout is not None else float(env("WORKBENCH_LLM_TIMEOUT", str(DEFAULT_TIMEOUT)))  # type: ignore[arg-type]
@@ -593,7 +595,7 @@ class AsyncLLM:
         Raises:
             EndpointAuthError: 401/403. Other answers (404 on servers without ``/models``) pass.
         """
-        import openai
+        import openai  # deferred: a heavy import only LLM calls need
 
         try:
             await self.client.models.list()
@@ -615,11 +617,8 @@ class AsyncLLM:
             EndpointAuthError: the key was refused (never retried).
             LLMCallError: retries spent on 429/5xx/timeouts/connection errors, or another API error.
         """
-        import asyncio
-        import random
-        import time
 
-        import openai
+        import openai  # deferred: a heavy import only LLM calls need
 
         key = self.key(messages, response_format)
         hit = self.cache.get(key) if self.cache is not None else None
@@ -678,6 +677,44 @@ class AsyncLLM:
         parsed, error = parse_json_loose(content) if want_json else (content, None)
         return CallResult(content, parsed, error, self.model, prompt_tokens, completion_tokens,
                           cost_usd(self.model, prompt_tokens, completion_tokens), latency, cached, attempts)
+
+    async def embed(self, texts: list[str], model: str) -> list[list[float]]:
+        """Embeddings of ``texts`` with embedding ``model`` on this endpoint (cached like answers).
+
+        Raises:
+            LLMCallError: the call failed for good (retried like a chat call).
+        """
+        import openai  # deferred: a heavy import only LLM calls need
+
+        key = request_key(self.base_url, model, [{"role": "embed", "content": t} for t in texts], {"kind": "embeddings"})
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            return [list(v) for v in json.loads(hit["content"])]
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with self._semaphore:
+                    response = await self.client.embeddings.create(model=model, input=texts, timeout=self.timeout)
+                break
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                if status in AUTH_STATUSES:
+                    raise EndpointAuthError(f"endpoint refused the key: {describe_error(exc)}", status=status) from None
+                if (status is not None and status not in RETRY_STATUSES) or attempt > self.max_retries:
+                    raise LLMCallError(describe_error(exc), attempts=attempt, status=status) from None
+
+                await asyncio.sleep(max(_retry_after(exc) or 0.0, min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1)) * random.random()))  # noqa: S311
+        vectors = [list(d.embedding) for d in sorted(response.data, key=lambda d: d.index)]
+        usage = getattr(response, "usage", None)
+        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.totals.add(Completion("", model, tokens, 0, cost_usd(model, tokens, 0)))
+        if self.cache is not None:
+            row = self.cache.remember(key, {"model": model, "base_url": self.base_url, "content": json.dumps(vectors),
+                                            "prompt_tokens": tokens, "completion_tokens": 0})
+            if self._cache_log is not None:
+                await self._cache_log.append(row)
+        return vectors
 
     async def aclose(self) -> None:
         close = getattr(self.client, "close", None)

@@ -120,6 +120,18 @@ def offline_responder(request: dict[str, Any], key: str | None = None) -> dict[s
     return answer_for(request["messages"], request.get("response_format"))
 
 
+def hashed_embedding(text: str, dims: int = 64) -> list[float]:
+    """A deterministic bag-of-words embedding: each lower-cased word (and its 4-letter prefix)
+    adds 1 to a hashed dimension, so texts sharing words are close."""
+    import hashlib
+
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z]+", str(text).lower()):
+        for token in {word, word[:4]}:
+            vector[int(hashlib.md5(token.encode()).hexdigest(), 16) % dims] += 1.0  # noqa: S324 - not security
+    return vector
+
+
 RUN_KEY_PATTERN = r"(?:Restaurant ID|Review ID): (\S+)"  # a restaurant prompt, else an amos extraction
 
 
@@ -149,6 +161,7 @@ class LLMServer:
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever in flight at once
         self.chat_requests = 0  # every chat request that arrived
+        self.embedding_requests = 0  # every embeddings request
         self._rng = random.Random(0)
         self.batch_polls_before_done = 1  # retrieves that still say in_progress
         self.files: dict[str, dict[str, Any]] = {}
@@ -436,6 +449,16 @@ class _Handler(BaseHTTPRequestHandler):
                     state.count_answered(state._key_of(request), "ondemand")
             finally:
                 state.leave()
+        elif self.path.startswith("/v1/embeddings"):
+            request = json.loads(body or b"{}")
+            texts = request.get("input") or []
+            texts = [texts] if isinstance(texts, str) else texts
+            with state._lock:
+                state.embedding_requests += 1
+            data = [{"object": "embedding", "index": i, "embedding": hashed_embedding(t)} for i, t in enumerate(texts)]
+            tokens = sum(len(str(t).split()) for t in texts)
+            self._send(200, {"object": "list", "data": data, "model": request.get("model"),
+                             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
         elif self.path.startswith("/v1/files"):
             parts = _parse_multipart(self.headers.get("Content-Type", ""), body)
             filename, data = parts.get("file", (None, b""))

@@ -5,6 +5,8 @@ Each step is ``step(ws, *, seed, progress)`` and runs after the import (``DEMO_S
 
 from __future__ import annotations
 
+import shutil
+
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
@@ -62,8 +64,6 @@ DEMO_RUN_BOOT = 200  # bootstrap resamples of the demo runs' intervals (a run's 
 
 def runs_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Method runs with the offline heuristic model and the baselines, scored against the GT files."""
-    import shutil
-
     from core.methods import make_model
     from core.runs import RunConfig, execute_run, plan_run
 

@@ -208,3 +208,14 @@ def test_amos_extractions_share_the_cache_with_the_openai_judge(demo_ws, server)
     assert plan.preflight["cached_calls"] == judged and plan.preflight["new_calls"] == 1  # only the compile call
     execute_run(plan, make_model("test-model", cache=workspace_cache(demo_ws)))
     assert server.chat_requests == judged + 1
+
+
+def test_rag_with_embeddings_retrieves_by_similarity_and_caches(demo_ws, server):
+    plan, status = _run(demo_ws, "rag", k=100, options={"embedding_model": "test-embed", "rag_top": 5})
+    assert status["status"] == "finished" and status["errors"] == 0
+    assert server.embedding_requests == 12  # one per restaurant (query and reviews together)
+    for s in _samples(plan):
+        prompt = server.last_request[s["business_id"]]["messages"][-1]["content"]
+        assert prompt.count("[Review ID: ") == 5
+    _run(demo_ws, "rag", k=100, options={"embedding_model": "test-embed", "rag_top": 5})
+    assert server.embedding_requests == 12  # the re-run's embeddings come from the cache
