@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--method", default="direct")
+    parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the scoring (part of the run)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
@@ -63,7 +64,8 @@ def main() -> None:
             os.environ["OPENAI_BASE_URL"] = base_url
             os.environ["OPENAI_API_KEY"] = "bench"
             config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method=args.method,
-                               model="bench-model", k=25, concurrency=args.concurrency)
+                               model="bench-model", k=25, concurrency=args.concurrency,
+                               options={"n_boot": args.n_boot})
             wall, status, _ = timed_run(ws, config)
             stats = _stats(base_url)
             requests = stats["chat_requests"]
