@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import openai
+
 from core.errors import WorkbenchError
 from core.execution import AppendLog
 from core.files import append_jsonl, read_jsonl_log
@@ -102,7 +104,6 @@ def make_client(
     Raises:
         WorkbenchError: no key for a remote endpoint.
     """
-    import openai  # deferred: a heavy import only LLM calls need
 
     settings = openai_settings()
     base_url = base_url or settings["base_url"]
@@ -552,8 +553,6 @@ class AsyncLLM:
         client: Any = None,
     ) -> None:
 
-        import openai  # deferred: a heavy import only LLM calls need
-
         self.model, self.endpoint, self.cache = model, endpoint or get_endpoint(None), cache
         self.timeout = timeout if timeout is not None else float(env("WORKBENCH_LLM_TIMEOUT", str(DEFAULT_TIMEOUT)))  # type: ignore[arg-type]
         self.max_retries = max_retries if max_retries is not None else int(
@@ -595,8 +594,6 @@ class AsyncLLM:
         Raises:
             EndpointAuthError: 401/403. Other answers (404 on servers without ``/models``) pass.
         """
-        import openai  # deferred: a heavy import only LLM calls need
-
         try:
             await self.client.models.list()
         except openai.APIStatusError as exc:
@@ -617,8 +614,6 @@ class AsyncLLM:
             EndpointAuthError: the key was refused (never retried).
             LLMCallError: retries spent on 429/5xx/timeouts/connection errors, or another API error.
         """
-
-        import openai  # deferred: a heavy import only LLM calls need
 
         key = self.key(messages, response_format)
         hit = self.cache.get(key) if self.cache is not None else None
@@ -654,6 +649,11 @@ class AsyncLLM:
                     raise LLMCallError(describe_error(exc), attempts=attempt) from None
                 wait = None
             else:
+                if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+                    # e.g. an HTML login page answered with status 200: retrying will not help
+                    raise LLMCallError("the endpoint answered something that is not a chat completion "
+                                       f"({' '.join(str(data).split())[:60]!r}); check the endpoint's base URL",
+                                       attempts=attempt)
                 latency = (time.perf_counter() - started) * 1000
                 choices = data.get("choices") or [{}]
                 content = (choices[0].get("message") or {}).get("content") or ""
@@ -684,8 +684,6 @@ class AsyncLLM:
         Raises:
             LLMCallError: the call failed for good (retried like a chat call).
         """
-        import openai  # deferred: a heavy import only LLM calls need
-
         key = request_key(self.base_url, model, [{"role": "embed", "content": t} for t in texts], {"kind": "embeddings"})
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
