@@ -3,7 +3,8 @@
     python -m core score RESULTS.json [--gt FILE] [--dataset D] [--json] [--out F] [--n-boot N] [--seed S]
     python -m core show [RUN_DIR ...]
 
-``score`` reads GT from ``--gt`` (xnot or ADDM layout) or each sample's ``gt_verdict``, and review
+``score`` also takes an xnot ``detailed_results.json`` (its GT records come with it). It reads GT
+from ``--gt`` (xnot or ADDM layout) or each sample's ``gt_verdict``, and review
 texts (snippet validity, valid incidents) and categories from the workspace dataset ``--dataset``.
 It prints; it writes the scored copy only to ``--out``. ``show`` prints the summary of each run
 folder (default: the newest run in the workspace) and a comparison table of every run given
@@ -18,10 +19,11 @@ from typing import Any
 
 from core.cli import emit
 from core.db import Database
-from core.files import write_json_atomic
+from core.files import read_json, write_json_atomic
 from core.metrics import load_gt, score_results
-from core.metrics.io import dataset_categories, dataset_review_texts, load_results, run_dirs
+from core.metrics.io import RESULTS_NAME, dataset_categories, dataset_review_texts, load_results, run_dirs
 from core.metrics.summary import format_comparison, format_summary
+from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,8 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def score_file(path: str | Path, *, gt_path: str | None = None, dataset: str | None = None, db: Database | None = None,
                policy_id: str | None = None, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Score one results.json file with GT from a file or its samples and texts from a dataset."""
-    results = load_results(path)
-    gt = load_gt(gt_path) if gt_path else None
+    raw = read_json(Path(path) / RESULTS_NAME if Path(path).is_dir() else path)
+    xnot_gt = None
+    if is_xnot_detailed(raw):  # an xnot detailed_results.json: its own GT records come with it
+        results, xnot_gt = results_from_xnot(raw, path=str(path))
+    else:
+        results = load_results(path)
+    gt = load_gt(gt_path) if gt_path else xnot_gt
     texts = None
     if dataset:
         if db is None:

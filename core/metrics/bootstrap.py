@@ -118,7 +118,7 @@ def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.flo
 
 def scores_from_counts(table: SampleTable, weights: NDArray[Any]) -> dict[str, NDArray[np.float64]]:
     """Every headline score (and process component) for each row of ``weights`` (B, n)."""
-    sums = weights @ table.counts.astype(weights.dtype)  # (B, columns); exact for counts < 2**24
+    sums = (weights @ table.counts.astype(weights.dtype)).astype(np.float64)  # exact: counts < 2**24
     col = {name: sums[:, i] for i, name in enumerate(COUNT_COLUMNS)}
     out: dict[str, NDArray[np.float64]] = {}
     num = np.zeros(weights.shape[0])

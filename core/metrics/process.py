@@ -187,6 +187,8 @@ def process_components(
                                "n_modifier_checks": 0, "n_modifier_correct": 0, "n_snippets": 0, "n_snippets_valid": 0}
         if row["gt_checked"]:
             gt_inc = {str(i.get("review_id")): i for i in g.get("incidents") or []}
+            row["gt_incidents"] = [{"review_id": rid, "severity": norm(i.get("severity")),
+                                    "modifiers": list(i.get("modifiers") or [])} for rid, i in gt_inc.items()]
             row["n_claimed"] = len(mine)
             for c in mine:
                 gi = gt_inc.get(c["review_id"])

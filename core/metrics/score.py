@@ -49,8 +49,11 @@ def resolve_policy(policy_id: str | None) -> Policy:
 
 def verdict_scale(policy: Policy) -> tuple[str, ...]:
     """The policy's ordered verdicts (lowest first); Low/High/Critical Risk when it names none."""
-    scale = getattr(policy, "verdicts", None)
-    return tuple(scale) if scale else VERDICTS
+    for attr in ("verdicts", "verdict_scale", "scale"):  # whichever name the policy language gives it
+        scale = getattr(policy, attr, None)
+        if scale and not isinstance(scale, str):
+            return tuple(scale)
+    return VERDICTS
 
 
 def _number(x: Any) -> float | None:
@@ -232,14 +235,14 @@ def _primitive_accuracy(scored: Sequence[Mapping[str, Any]], gt_rows: Mapping[st
 
 def sample_table(scored_results: Mapping[str, Any]) -> SampleTable:
     """Per-restaurant counts of a scored results dict, for bootstrap intervals and paired differences."""
-    full = scored_results["unified_metrics_full"]
+    full = scored_results.get("unified_metrics_full") or {}
     scale = scored_results.get("verdict_scale") or list(VERDICTS)
     samples = [s for s in scored_results["results"] if s.get("gt_verdict") in scale]
     ids = [str(s.get("business_id")) for s in samples]
     pos = {b: i for i, b in enumerate(ids)}
     counts = np.zeros((len(ids), len(COUNT_COLUMNS)))
     col = {c: i for i, c in enumerate(COUNT_COLUMNS)}
-    for row in full["intermediate_metrics"]["per_sample"]:
+    for row in (full.get("intermediate_metrics") or {}).get("per_sample") or []:
         i = pos.get(row["business_id"])
         if i is None:
             continue
@@ -253,7 +256,7 @@ def sample_table(scored_results: Mapping[str, Any]) -> SampleTable:
         if "supported" in row:
             counts[i, col["verdicts"]] = 1
             counts[i, col["supported"]] = int(row["supported"])
-    for row in full["consistency_details"]["per_sample"]:
+    for row in (full.get("consistency_details") or {}).get("per_sample") or []:
         i = pos.get(row["business_id"])
         if i is not None:
             counts[i, col["consistency_total"]] = 1

@@ -251,3 +251,19 @@ def test_registry_lists_valid_names():
         METRICS["auroc"]
     with pytest.raises(ValueError, match="n_boot"):
         resample_index(3, n_boot=0, seed=0)
+
+
+def test_score_results_edge_cases():
+    empty = score_results({"results": []}, n_boot=50)
+    assert empty["unified_scores"] == {"auprc": None, "process_score": None, "consistency_score": None}
+    assert empty["intervals"]["scores"]["ordinal_auprc"] == {"low": None, "high": None, "n_defined": 0, "n_boot": 50}
+    no_gt = score_results({"results": [{"business_id": "a", "verdict": "Low Risk"}]}, n_boot=0)
+    assert (no_gt["total"], no_gt["n_without_gt"], no_gt["accuracy"]) == (0, 1, None)
+    # a NaN risk score is not a number: ranking falls back to the verdict ordinal
+    nan = score_results({"results": [{"business_id": "a", "verdict": "Low Risk", "gt_verdict": "Low Risk",
+                                      "risk_score": float("nan")}]}, n_boot=0)
+    assert nan["auprc"]["ranking_score"]["source"] == "verdict ordinal"
+    with pytest.raises(ValueError, match=r"results\[0\] must be an object with business_id"):
+        score_results({"results": [1]})
+    with pytest.raises(ValueError, match="'results' list"):
+        score_results({"samples": []})

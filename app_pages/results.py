@@ -1,0 +1,126 @@
+"""Results: one run's scores with intervals and where it fails; several runs side by side."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from core import result_charts as rc
+from core import ui
+from core.ui import results as ur
+
+K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
+K_CORRECT, K_GT, K_ERR, K_REST, K_BUCKET = "results.correct", "results.gt", "results.errors", "results.business_id", "results.bucket"
+K_ALL_K = "results.k_all_runs"
+MODES = ("One run", "Compare runs")
+NUM = st.column_config.NumberColumn
+
+ws = ui.current_workspace()
+st.title("Results")
+st.caption("How well each method run scores against GT (SPEC §5): ordinal AUPRC, process and consistency with "
+           "bootstrap 95 % intervals over restaurants, and which restaurants it gets wrong.")
+stamps = ur.run_stamps(ws.runs_dir)
+if not stamps:
+    st.info(f"No runs yet in {ws.runs_dir} (runs/*/results.json). Start one on the Runs page or with `python -m core run`.")
+    st.stop()
+labels = ur.run_names(stamps)  # folder names: only the runs a view shows are read
+mode = st.radio("View", MODES, key=K_MODE, horizontal=True, label_visibility="collapsed")
+
+if mode == MODES[0]:
+    if st.session_state.get(K_RUN) not in labels:
+        st.session_state[K_RUN] = labels[0]
+    label = st.selectbox("Run (newest first)", labels, key=K_RUN)
+    stamp = stamps[labels.index(label)]
+    run, frames = ur.load_run(stamp), ur.run_frames(stamp)
+    head = frames["headline"]
+    cols = st.columns(4)
+    for col, row in zip(cols, head.iter_rows(named=True), strict=True):
+        ci = "" if row["low_pct"] is None else f"95 % CI {row['low_pct']:.1f}–{row['high_pct']:.1f}"
+        col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help="✓ above the 75 % target")
+        col.caption(ci or "no interval")
+    rank = (run.get("auprc") or {}).get("ranking_score") or {}
+    st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}** (SPEC §5.1)"
+               + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
+               + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
+               + f" · K={run.get('k')} · policy {run.get('policy_id')}")
+    t_rank, t_proc, t_verd, t_cons, t_rest = st.tabs(["Ranking", "Process", "Verdicts", "Consistency", "Restaurants"])
+    with t_rank:
+        st.dataframe(frames["thresholds"], hide_index=True, width="stretch",
+                     column_config={c: NUM(format="%.3f") for c in ("AP", "nAP", "prevalence")})
+        if frames["pr"].height:
+            st.vega_lite_chart(ur.chart_spec("pr", stamp, lambda: rc.pr_chart(frames["pr"])), width="stretch")
+    with t_proc:
+        st.vega_lite_chart(ur.chart_spec("proc", stamp, lambda: rc.components_chart(frames["components"])), width="stretch")
+        st.caption("Process score = Σ weight × score over the components that are not N/A, divided by their weights.")
+    with t_verd:
+        scale = list(run.get("verdict_scale") or ["Low Risk", "High Risk", "Critical Risk"])
+        st.vega_lite_chart(ur.chart_spec("conf", stamp, lambda: rc.confusion_chart(frames["confusion"], scale)))
+    with t_cons:
+        st.dataframe(frames["consistency"], hide_index=True, width="stretch", column_config={
+            "business_id": None, "method_verdict": "method verdict", "computed_verdict": "recomputed verdict",
+            "computed_score": NUM("recomputed score", format="%g")})
+    with t_rest:
+        f1, f2, f3 = st.columns([1, 2, 1])
+        which = f1.selectbox("Show", ["all", "incorrect", "correct"], key=K_CORRECT)
+        gts = f2.multiselect("GT verdict", scale, key=K_GT)
+        errors_only = f3.checkbox("errors only", key=K_ERR)
+        table = frames["samples"].sort("correct", "gt_verdict", "name", descending=[False, False, False], nulls_last=False)
+        if which != "all":
+            table = table.filter(pl.col("correct") == (which == "correct"))
+        if gts:
+            table = table.filter(pl.col("gt_verdict").is_in(gts))
+        if errors_only:
+            table = table.filter(pl.col("error") != "")
+        st.dataframe(table, hide_index=True, width="stretch", height=240, column_config={
+            "business_id": None, "gt_verdict": "GT verdict", "verdict": "method verdict",
+            "risk_score": NUM("risk score", format="%.2f"), "cost_usd": NUM("cost", format="$%.4f")})
+        ids = table["business_id"].to_list()
+        if not ids:
+            st.info("No restaurant matches these filters.")
+        else:
+            names = dict(zip(ids, table["name"].to_list(), strict=True))
+            if st.session_state.get(K_REST) not in ids:
+                st.session_state[K_REST] = ids[0]
+            bid = st.selectbox("Restaurant", ids, key=K_REST, format_func=lambda b: f"{names[b]} ({b})")
+            ur.show_drilldown(run, bid, ui.database(ws), str(ws.root))
+else:
+    default = labels[:2]
+    st.session_state.setdefault(K_RUNS, default)
+    chosen = [c for c in st.multiselect("Runs to compare", labels, key=K_RUNS) if c in labels]
+    if len(chosen) < 2:
+        st.info("Pick at least two runs.")
+        st.stop()
+    if st.session_state.get(K_BASE) not in chosen:
+        st.session_state[K_BASE] = chosen[0]
+    base_label = st.selectbox("Baseline", chosen, key=K_BASE)
+    picked = tuple(stamps[labels.index(c)] for c in chosen)
+    base = chosen.index(base_label)
+    cmp = ur.comparison(picked, base)
+    st.vega_lite_chart(ur.chart_spec("cmp", picked, lambda: rc.comparison_chart(cmp)))
+    st.markdown(f"**Paired differences against {base_label}** (bootstrap over the restaurants both runs scored; "
+                "*real* = its 95 % interval excludes 0)")
+    st.dataframe(cmp.filter(pl.col("diff_pct").is_not_null()), hide_index=True, width="stretch", column_config={
+        "score_pct": NUM("score %", format="%.1f"), "low_pct": NUM("95 % low", format="%.1f"),
+        "high_pct": NUM("95 % high", format="%.1f"), "diff_pct": NUM("difference (points)", format="%+.1f"),
+        "diff_low_pct": NUM("difference 95 % low", format="%+.1f"),
+        "diff_high_pct": NUM("difference 95 % high", format="%+.1f"), "real": "real"})
+    others = [c for c in chosen if c != base_label]
+    if st.session_state.get(K_OTHER) not in others:
+        st.session_state[K_OTHER] = others[0]
+    other = st.selectbox("Restaurants: baseline → run", others, key=K_OTHER)
+    b = ur.buckets(picked[base], picked[chosen.index(other)])
+    counts = dict(b.group_by("bucket").len().iter_rows())
+    for col, name in zip(st.columns(4), ("newly failing", "newly fixed", "still failing", "still right"), strict=True):
+        col.metric(name, counts.get(name, 0))
+    bucket = st.selectbox("List", ["newly failing", "newly fixed", "still failing", "still right"], key=K_BUCKET)
+    st.dataframe(b.filter(pl.col("bucket") == bucket), hide_index=True, width="stretch", column_config={
+        "business_id": None, "bucket": None, "gt_verdict": "GT verdict", "baseline_verdict": "baseline verdict",
+        "verdict": f"verdict of {other}"})
+    st.markdown("**Each score against K per method** (95 % intervals)")
+    every = st.checkbox(f"all {len(stamps)} runs in the workspace (reads each once)", key=K_ALL_K)
+    k_stamps = stamps if every else picked
+    by_k = ur.scores_by_k(k_stamps)
+    if by_k["k"].n_unique() > 1:
+        st.vega_lite_chart(ur.chart_spec("k", k_stamps, lambda: rc.k_chart(by_k)))
+    else:
+        st.caption("These runs share one K: compare runs at several K, or tick all runs.")

@@ -1,0 +1,163 @@
+"""Loaders and page glue of the Results page: runs read from disk once, cached by file stamp.
+
+A run is ``runs/*/results.json``; its stamp is (path, mtime_ns, size), so a rewritten file is read
+again and an unchanged one never is. Scored runs are held with ``st.cache_resource`` (large,
+read-only dicts: never mutate them); the small frames derived from them with ``st.cache_data``.
+A results.json without metric fields is scored in memory from each sample's ``gt_verdict``
+(nothing is written).
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from core.db import Database
+from core.gt_views.grid import trace_params
+from core.metrics import score_results
+from core.metrics import views as mv
+from core.metrics.io import RESULTS_NAME, load_results
+
+Stamp = tuple[str, int, int]
+atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen objects at exit
+
+
+def run_stamps(runs_root: Path) -> tuple[Stamp, ...]:
+    """(path, mtime_ns, size) of every runs/*/results.json, newest first."""
+    out = []
+    for path in runs_root.glob(f"*/{RESULTS_NAME}") if runs_root.is_dir() else []:
+        st_ = path.stat()
+        out.append((str(path), st_.st_mtime_ns, st_.st_size))
+    return tuple(sorted(out, key=lambda s: (-s[1], s[0])))
+
+
+def run_names(stamps: tuple[Stamp, ...]) -> list[str]:
+    """The run folder names of ``stamps`` (the run ids), in the same order; read nothing."""
+    return [Path(s[0]).parent.name for s in stamps]
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def load_run(stamp: Stamp) -> dict[str, Any]:
+    """The scored run of one results.json (read once per stamp; never mutate the returned dict)."""
+    payload = load_results(stamp[0])
+    if payload.get("unified_scores") is None:
+        payload = score_results(payload)
+    # A run is ~10⁵ small JSON objects that live as long as the cache: move them out of the cyclic
+    # GC's generations, or every full collection walks all loaded runs (300+ ms pauses with 50 runs).
+    # JSON has no reference cycles, so reference counting still frees a run the cache evicts.
+    gc.freeze()
+    return payload
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def run_frames(stamp: Stamp) -> dict[str, pl.DataFrame]:
+    """Every table of the one-run view."""
+    r = load_run(stamp)
+    return {"headline": mv.headline(r), "thresholds": mv.thresholds(r), "pr": mv.pr_curves(r),
+            "components": mv.components(r), "confusion": mv.confusion(r), "consistency": mv.consistency(r),
+            "samples": mv.samples(r)}
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def chart_spec(kind: str, key: tuple, _build: Any) -> dict:
+    """A chart's Vega-Lite spec, built once per (kind, key): Altair's to_dict costs tens of ms."""
+    return _build().to_dict()
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
+    """Scores with intervals and paired differences to ``stamps[baseline]``."""
+    return mv.comparison([load_run(s) for s in stamps], baseline, n_boot=n_boot)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def buckets(base: Stamp, other: Stamp) -> pl.DataFrame:
+    return mv.buckets(load_run(base), load_run(other))
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def scores_by_k(stamps: tuple[Stamp, ...]) -> pl.DataFrame:
+    return mv.scores_by_k([load_run(s) for s in stamps])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def review_texts(_db: Database, root: str, dataset: str | None, review_ids: tuple[str, ...]) -> dict[str, str]:
+    """Texts of the given reviews from the run's dataset (empty when it is not in this workspace)."""
+    if not dataset or not review_ids:
+        return {}
+    frame = _db.query("SELECT review_id, text FROM reviews WHERE dataset = $d AND list_contains($ids, review_id)",
+                      {"d": dataset, "ids": list(review_ids)})
+    return dict(zip(frame["review_id"].to_list(), frame["text"].to_list(), strict=True))
+
+
+def trace_query(run: dict[str, Any], business_id: str) -> dict[str, str]:
+    """The Trace page's query parameters for this restaurant at the run's K and policy."""
+    return trace_params(str((run.get("config") or {}).get("dataset") or ""), str(run.get("task_id") or "G1a"),
+                        str(run.get("policy_id") or ""), run.get("k") if isinstance(run.get("k"), int) else None,
+                        business_id)
+
+
+def trace_link(run: dict[str, Any], business_id: str) -> str:
+    """The Trace page URL of this restaurant at the run's K and policy (shareable)."""
+    return "/trace?" + urllib.parse.urlencode(trace_query(run, business_id))
+
+
+def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: str) -> None:
+    """One restaurant of a run: verdicts, evidence, GT incidents, reviews with snippets, raw response."""
+    sample = next(s for s in run["results"] if str(s.get("business_id")) == business_id)
+    ids = tuple(sorted({str(e.get("review_id")) for e in (sample.get("parsed") or {}).get("evidences") or []
+                        if isinstance(e, dict)}))
+    texts = review_texts(db, root, (run.get("config") or {}).get("dataset"), ids)
+    d = mv.sample_detail(run, business_id, texts)
+    tokens = int(sample.get("prompt_tokens") or 0) + int(sample.get("completion_tokens") or 0)
+    st.dataframe(pl.DataFrame([{
+        "method verdict": sample.get("verdict") or "(none)", "risk score": sample.get("risk_score"),
+        "GT verdict": sample.get("gt_verdict") or "(none)", "recomputed verdict": d["recomputed_verdict"],
+        "recomputed score": float(d["recomputed_score"]) if d["recomputed_score"] is not None else None,
+        "tokens": tokens, "cost": float(sample.get("cost_usd") or 0), "LLM calls": sample.get("llm_calls"),
+        "latency ms": sample.get("latency_ms")}]), hide_index=True, width="stretch",
+        column_config={"risk score": st.column_config.NumberColumn(format="%.2f"),
+                       "cost": st.column_config.NumberColumn(format="$%.4f"),
+                       "recomputed verdict": st.column_config.TextColumn(
+                           help="The policy's verdict from the method's valid claimed incidents (SPEC §5.2)")})
+    st.page_link("app_pages/trace.py", label="Open this restaurant in Trace", icon=":material/account_tree:",
+                 query_params=trace_query(run, business_id), help=trace_link(run, business_id))
+    if sample.get("error"):
+        st.error("Sample error:")
+        st.text(sample["error"])
+    st.markdown("**Evidence the method claimed** (✓ in GT = its review is a GT incident)")
+    ev = pl.DataFrame(d["evidences"], schema={"evidence_id": pl.Utf8, "review_id": pl.Utf8, "field": pl.Utf8,
+                                              "judgement": pl.Utf8, "snippet": pl.Utf8, "gt_incident": pl.Boolean,
+                                              "snippet_found": pl.Boolean})
+    if not ev.height:
+        st.caption("The method claimed no evidence for this restaurant.")
+    st.dataframe(ev, hide_index=True, width="stretch", column_config={
+        "gt_incident": st.column_config.CheckboxColumn("in GT"), "snippet_found": st.column_config.CheckboxColumn("snippet found")})
+    st.markdown("**GT incidents**")
+    if d["gt_incidents"] is None:
+        st.caption("This run was scored without GT incidents (GT verdicts only).")
+    elif not d["gt_incidents"]:
+        st.caption("GT has no incident at this restaurant.")
+    else:
+        gt = pl.DataFrame(d["gt_incidents"], schema={"review_id": pl.Utf8, "severity": pl.Utf8, "modifiers": pl.List(pl.Utf8)})
+        st.dataframe(gt.with_columns(pl.col("review_id").is_in(d["matched"]).alias("claimed by the method")),
+                     hide_index=True, width="stretch")
+    for rid in ids:
+        snippets = [e["snippet"] for e in d["evidences"] if e["review_id"] == rid and e["snippet"]]
+        with st.expander(f"Review {rid}" + ("" if rid in texts else " (text not in this workspace)")):
+            if rid in texts:
+                st.html('<div style="white-space:pre-wrap;line-height:1.5">' + mv.highlight(texts[rid], snippets) + "</div>")
+            else:
+                st.text("\n".join(snippets))
+    with st.expander("Raw response"):
+        st.code(str(sample.get("response") or ""), language=None, wrap_lines=True)
+
+
+def pct(v: float | None) -> str:
+    return "N/A" if v is None else f"{v:.1f}%"
