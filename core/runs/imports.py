@@ -4,7 +4,9 @@ Two formats:
 
 - **ADDM** ``results.json`` — already SPEC §4.2 (``run_id, task_id, policy_id, method, model, k,
   results: [samples]``): checked and stored as is.
-- **xnot** ``detailed_results.json`` — a list of per-restaurant records (or ``{"results": [...]}``
+- **xnot** ``detailed_results.json`` — the explore scripts' ``{metrics, runs: [...]}`` layout, read by
+  :func:`core.metrics.xnot.results_from_xnot` (GT from each run's ``ground_truth``), or a list of
+  per-restaurant records (or ``{"results": [...]}``
   / ``{"restaurants": {name: record}}``), each with the restaurant (``restaurant`` or ``name``,
   ``business_id`` when present) and per-primitive ``{predicted, ground_truth}`` pairs, among them
   ``verdict`` and ``final_risk_score``. A sample's ``risk_score`` is ``final_risk_score.predicted``
@@ -27,6 +29,7 @@ from typing import Any
 from core.errors import DataError, WorkbenchError
 from core.files import read_json, sha256_file, write_json_atomic
 from core.metrics import score_results
+from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 from core.runs.results import N_BOOT, RESULTS_FILE, validate_results
 from core.workspace import Workspace, check_name
 
@@ -93,7 +96,13 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
         raise FileNotFoundError(f"no such file: {source}")
     payload = read_json(source)
     fmt = detect_format(payload)
-    converted = dict(payload) if fmt == "addm" else convert_xnot(payload, source)
+    gt = None
+    if is_xnot_detailed(payload):  # the explore scripts' layout: {metrics, runs: [...]} (core.metrics.xnot)
+        converted, gt = results_from_xnot(payload, path=str(source))
+    elif fmt == "addm":
+        converted = dict(payload)
+    else:
+        converted = convert_xnot(payload, source)
     defaults = {"name": None, "verdict": None, "risk_score": None, "parsed": None, "response": None, "gt_verdict": None,
                 "correct": None, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None, "latency_ms": None,
                 "llm_calls": 0}
@@ -109,7 +118,7 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     converted["config"] = {**(converted.get("config") or {}), "origin": {
         "format": fmt, "file": str(source.resolve()), "sha256": sha256_file(source),
         "imported_at": stamp.isoformat(timespec="seconds")}}
-    converted = score_results(converted, gt=None, policy_id=converted.get("policy_id"), n_boot=N_BOOT)
+    converted = score_results(converted, gt=gt, policy_id=converted.get("policy_id"), n_boot=N_BOOT)
     validate_results(converted, str(source))
     target = ws.runs_dir / rid / RESULTS_FILE
     write_json_atomic(target, converted)

@@ -117,3 +117,20 @@ def test_run_job_cancel_then_resume(demo_ws, monkeypatch):
         assert _wait(demo_ws, record["job_id"], ("finished", "failed"))["status"] == "finished"
         assert run_status(demo_ws, "cancelled-run")["done"] == 12
         assert not server.repeated_keys()  # no restaurant asked twice across cancel and resume
+
+
+def test_import_xnot_explore_layout_reproduces_its_stored_auprc(workspace, tmp_path):
+    runs = [{"restaurant": f"R{i}", "results": {"verdict": {"expected": gt, "predicted": pred},
+                                                "final_risk_score": {"expected": 0, "predicted": score}},
+             "ground_truth": {"verdict": gt}, "parsed": {}}
+            for i, (gt, pred, score) in enumerate([("Low Risk", "Low Risk", 1.0), ("High Risk", "High Risk", 6.0),
+                                                   ("Critical Risk", "High Risk", 9.0), ("Low Risk", "High Risk", 5.0)])]
+    payload = {"timestamp": "20250101_000000", "task": "G1a", "k": 25, "n_restaurants": 4,
+               "metrics": {"auprc_ge_1": 1.0, "auprc_ge_2": 1.0, "ordinal_auprc": 1.0}, "runs": runs}
+    path = tmp_path / "detailed_results.json"
+    path.write_text(json.dumps(payload))
+    out = import_run_file(workspace, path)
+    results = json.loads((workspace.runs_dir / out["run_id"] / "results.json").read_text())
+    assert results["config"]["origin"]["format"] == "xnot" and results["config"]["stored_metrics"]["ordinal_auprc"] == 1.0
+    assert results["auprc"]["auprc_ge_critical"] == pytest.approx(1.0)  # R2 ranks first: the only Critical
+    assert results["accuracy"] == 0.5 and results["n"] == 4
