@@ -80,9 +80,9 @@ def test_cached_rerun_makes_zero_requests(demo_ws, server):
     config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method="direct", model="test-model", k=25)
     again = plan_run(config, demo_ws)
     assert again.preflight["cached_calls"] == 12 and again.preflight["new_calls"] == 0
-    _run(demo_ws, "direct")
+    again_plan, _ = _run(demo_ws, "direct", run_id="again")
     assert server.chat_requests == first  # nothing new reached the server
-    results = json.loads(sorted(demo_ws.runs_dir.glob("*/results.json"))[-1].read_text())
+    results = json.loads((again_plan.run_dir / "results.json").read_text())
     assert results["usage"]["cached_calls"] == 12
 
 
