@@ -8,7 +8,15 @@ out-of-enum value). Every chat request is counted per review key, parsed from th
 ``key_pattern`` (default: the ``Review ID: ...`` line the judges write): ``requests_by_key`` counts
 arrivals, ``answered_by_key`` answers delivered to a client still listening (a killed client's
 request is asked but never answered), so a test can assert that a resumed run repeated nothing.
-``heuristic_responder`` answers G1a judging prompts like heuristic-v1 (a deterministic model).
+``heuristic_responder`` answers G1a judging prompts like heuristic-v1 (a deterministic model);
+``offline_responder`` answers every method prompt like the offline ``heuristic`` model (count
+requests per restaurant with ``key_pattern=RUN_KEY_PATTERN``).
+
+Modes: ``delay_all = 0.2`` (latency mode), ``fault_rate = 0.3`` (faulty mode: a random 429, 500,
+timeout, invalid JSON or out-of-contract answer), ``required_key`` (any other key gets 401).
+``in_flight`` / ``max_in_flight`` count concurrent chat requests; ``/v1/models``,
+``/v1/embeddings`` (hashed bag-of-words vectors) and ``/v1/_stats`` are served too;
+``python -m tests.llm_server 0.2`` runs one in its own process (bench/runs.py).
 
 Use the ``llm_server`` fixture (import it into a test module or a conftest), or the class directly::
 
