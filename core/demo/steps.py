@@ -57,7 +57,7 @@ def labels_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -
 # Runs made at generation time (offline model and baselines; ids "demo-{method}-K{k}").
 DEMO_RUN_POLICY = "G1_allergy_V2"
 DEMO_RUNS: tuple[tuple[str, tuple[int, ...]], ...] = (
-    ("amos", DEMO_KS), ("keyword", DEMO_KS), ("random", (25, 200)), ("direct", (25, 50)),
+    ("amos", DEMO_KS), ("keyword", DEMO_KS), ("random", (25, 200)), ("direct", (25,)),
 )
 DEMO_RUN_BOOT = 200  # bootstrap resamples of the demo runs' intervals (a run's default is 1,000)
 
