@@ -24,6 +24,10 @@ if not stamps:
     st.info(f"No runs yet in {ws.runs_dir} (runs/*/results.json). Start one on the Runs page or with `python -m core run`.")
     st.stop()
 labels = ur.run_names(stamps)  # folder names: only the runs a view shows are read
+linked = st.query_params.get("run")
+if linked in labels and st.session_state.get("results.linked") != linked:  # a link (Runs page) picks its run once
+    st.session_state[K_RUN], st.session_state["results.linked"] = linked, linked
+    st.session_state[K_MODE] = MODES[0]
 mode = st.radio("View", MODES, key=K_MODE, horizontal=True, label_visibility="collapsed")
 
 if mode == MODES[0]:

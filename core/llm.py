@@ -5,16 +5,22 @@ with an explicit timeout and retry count (the client retries 408/409/429/5xx and
 errors with backoff, honouring ``retry-after``). :class:`LLM` wraps a client and one model:
 ``complete(messages, response_format=...)`` returns a :class:`Completion` with the text, the
 tokens and the cost. Answers are cached in the workspace (``cache/llm.jsonl``), keyed by the
-sha256 of (model, messages, schema, temperature, seed), so the same request is never paid twice.
+sha256 of (base URL, model, messages, parameters), so the same request is never paid twice; the
+async layer below (:class:`AsyncLLM`, used by methods and runs) uses the same keys, so judges and
+methods share answers.
 Costs come from :data:`PRICES` (USD per million tokens); the Batch API costs half.
 The API key is read from the environment (``core.settings``) and never printed or logged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import random
+import re
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +30,7 @@ from urllib.parse import urlparse
 import openai
 
 from core.errors import WorkbenchError
+from core.execution import AppendLog
 from core.files import append_jsonl, read_jsonl_log
 from core.settings import env, openai_settings, redact
 
@@ -244,6 +251,13 @@ class ResponseCache:
             if self.path is not None:
                 append_jsonl(self.path, [row])
 
+    def remember(self, key: str, entry: dict[str, Any]) -> dict[str, Any]:
+        """Keep an answer in memory only; returns the row for the caller to append (group commit)."""
+        row = {"key": key, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **entry}
+        with self._lock:
+            self._load()[key] = row
+        return row
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._load())
@@ -293,8 +307,10 @@ class LLM:
         return body
 
     def key(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
-        """The cache key of a request."""
-        return cache_key(self.model, messages, response_format, self.temperature, self.seed)
+        """The cache key of a request: the same as :meth:`AsyncLLM.key` for the same endpoint, so
+        judges and methods share answers (e.g. amos's extractions and the openai judge's)."""
+        params = {"response_format": response_format, "temperature": self.temperature, "seed": self.seed}
+        return request_key(str(getattr(self.client, "base_url", "") or ""), self.model, messages, params)
 
     def cached(self, key: str) -> Completion | None:
         """The cached answer of request ``key`` (see :meth:`key`), or None."""
@@ -357,3 +373,362 @@ class LLM:
             "completion_tokens": completion.completion_tokens,
             "batch": completion.batch,
         }
+
+
+# ---------------------------------------------------------------------------------------------
+# The async client layer used by methods and runs (and usable by judges): named endpoints,
+# bounded concurrency, our own retries (exponential backoff with jitter, honouring retry-after),
+# a per-request timeout, structured output with a tolerant parser, the shared response cache.
+# ---------------------------------------------------------------------------------------------
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
+AUTH_STATUSES = frozenset({401, 403})
+BACKOFF_BASE = 0.25  # seconds before the first retry; doubled each attempt, with full jitter
+BACKOFF_MAX = 8.0
+OFFLINE_MODEL = "heuristic"
+
+
+class LLMCallError(WorkbenchError):
+    """A call that failed for good (retries spent, or an error that is not retried)."""
+
+    def __init__(self, message: str, *, attempts: int = 1, status: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts, self.status = attempts, status
+
+
+class EndpointAuthError(LLMCallError):
+    """The endpoint refused the key (401/403): every later call would fail the same way."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A named OpenAI-compatible endpoint. The key is read from ``key_env`` when a client is made."""
+
+    name: str
+    base_url: str | None
+    key_env: str = "OPENAI_API_KEY"
+
+    @property
+    def is_local(self) -> bool:
+        return _is_local(self.base_url)
+
+    def api_key(self) -> str | None:
+        return env(self.key_env)
+
+
+def endpoints() -> dict[str, Endpoint]:
+    """Named endpoints from the environment (values of secrets.toml arrive the same way).
+
+    ``default`` is ``$OPENAI_BASE_URL`` (None: api.openai.com) with ``$OPENAI_API_KEY``;
+    ``$WORKBENCH_ENDPOINTS="local=http://127.0.0.1:8000/v1,hosted=https://api.openai.com/v1"``
+    adds more, each with its key in ``$WORKBENCH_ENDPOINT_<NAME>_KEY`` (upper case), falling
+    back to ``$OPENAI_API_KEY`` when that is unset.
+    """
+    out = {"default": Endpoint("default", env("OPENAI_BASE_URL"))}
+    for item in (env("WORKBENCH_ENDPOINTS") or "").split(","):
+        name, _, url = item.strip().partition("=")
+        if name and url:
+            key_env = f"WORKBENCH_ENDPOINT_{name.upper().replace('-', '_')}_KEY"
+            out[name] = Endpoint(name, url.strip(), key_env if env(key_env) else "OPENAI_API_KEY")
+    return out
+
+
+def get_endpoint(name: str | None) -> Endpoint:
+    """The endpoint ``name`` (None: default); an unknown name lists the valid ones."""
+    from core.errors import UnknownNameError
+
+    table = endpoints()
+    if (name or "default") not in table:
+        raise UnknownNameError("endpoint", str(name), list(table))
+    return table[name or "default"]
+
+
+def request_key(base_url: str | None, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """The cache key: sha256 of the canonical JSON of (base URL, model, messages, parameters).
+
+    >>> a = request_key("http://x/v1", "m", [{"role": "user", "content": "hi"}], {"seed": 1})
+    >>> a == request_key("http://x/v1", "m", [{"role": "user", "content": "hi"}], {"seed": 1})
+    True
+    >>> a == request_key("http://y/v1", "m", [{"role": "user", "content": "hi"}], {"seed": 1})
+    False
+    """
+    blob = json.dumps(
+        {"base_url": (base_url or "").rstrip("/"), "model": model, "messages": messages, "params": params},
+        sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def parse_json_loose(content: str | None) -> tuple[Any, str | None]:
+    """Like :func:`parse_json_content`, but tolerant: a fenced block or the first JSON object.
+
+    >>> parse_json_loose('Sure! ```json\\n{"a": 1}\\n``` done')
+    ({'a': 1}, None)
+    >>> parse_json_loose('The answer is {"a": {"b": "}"}} as asked')
+    ({'a': {'b': '}'}}, None)
+    >>> parse_json_loose('no json here')[1]
+    'no JSON object in the answer'
+    """
+    parsed, error = parse_json_content(content)
+    if error is None or content is None or not content.strip():
+        return parsed, error
+    fence = re.search(r"```(?:json)?\s*(.*?)```", content, re.S)
+    if fence:
+        parsed2, error2 = parse_json_content(fence.group(1))
+        if error2 is None:
+            return parsed2, None
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"[{\[]", content):
+        try:
+            obj, _ = decoder.raw_decode(content, match.start())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            return obj, None
+    return None, "no JSON object in the answer"
+
+
+def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` argument for a strict JSON schema."""
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One answered call: text, parsed JSON (or the parse error), tokens, cost, latency, origin."""
+
+    content: str
+    parsed: Any
+    parse_error: str | None
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    latency_ms: float
+    cached: bool = False
+    attempts: int = 1
+    offline: bool = False
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": 0 if self.cached else self.prompt_tokens,
+            "completion_tokens": 0 if self.cached else self.completion_tokens,
+            "cost_usd": 0.0 if self.cached else (self.cost_usd or 0.0),
+        }
+
+
+def estimate_tokens(messages: list[dict[str, Any]]) -> int:
+    """A rough prompt size: 4 characters per token plus 4 per message (for pre-flight figures)."""
+    return sum(len(str(m.get("content") or "")) // 4 + 4 for m in messages)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        if headers.get("retry-after"):
+            return float(headers["retry-after"])
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+class AsyncLLM:
+    """One model on one endpoint, asynchronously, with bounded concurrency, retries and the cache.
+
+    Args:
+        model: model id (sent to the endpoint, used for the price).
+        endpoint: where to send requests (default: the ``default`` endpoint).
+        cache: response cache shared with the judges (None: none).
+        concurrency: at most this many requests in flight at once (retries included).
+        timeout: seconds per attempt; max_retries: retries after the first attempt.
+        temperature, seed: sampling parameters (part of the cache key; None: not sent, the model's
+            default, which some models require).
+        client: an ``openai.AsyncOpenAI`` to use instead of building one.
+    """
+
+    offline = False
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        endpoint: Endpoint | None = None,
+        cache: ResponseCache | None = None,
+        concurrency: int = 8,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        temperature: float | None = None,
+        seed: int | None = None,
+        client: Any = None,
+    ) -> None:
+
+        self.model, self.endpoint, self.cache = model, endpoint or get_endpoint(None), cache
+        self.timeout = timeout if timeout is not None else float(env("WORKBENCH_LLM_TIMEOUT", str(DEFAULT_TIMEOUT)))  # type: ignore[arg-type]
+        self.max_retries = max_retries if max_retries is not None else int(
+            env("WORKBENCH_LLM_MAX_RETRIES", str(DEFAULT_MAX_RETRIES)))  # type: ignore[arg-type]
+        self.temperature, self.seed = temperature, seed
+        self.concurrency = max(1, int(concurrency))
+        self._semaphore = asyncio.Semaphore(self.concurrency)
+        if client is None:
+            key = self.endpoint.api_key()
+            if not key:
+                if not self.endpoint.is_local:
+                    raise WorkbenchError(
+                        f"no API key for endpoint {self.endpoint.name!r}: set {self.endpoint.key_env} "
+                        "(or point OPENAI_BASE_URL at a local OpenAI-compatible server)"
+                    )
+                key = "local-endpoint-no-key"
+            client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.timeout, max_retries=0)
+        self.client = client
+        self.totals = UsageTotals()
+        self._cache_log = AppendLog(cache.path) if cache is not None and cache.path is not None else None
+
+    @property
+    def base_url(self) -> str:
+        return str(getattr(self.client, "base_url", self.endpoint.base_url or ""))
+
+    def params(self, response_format: dict[str, Any] | None) -> dict[str, Any]:
+        """Everything besides model and messages that shapes the answer (part of the cache key)."""
+        return {"response_format": response_format, "temperature": self.temperature, "seed": self.seed}
+
+    def key(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
+        return request_key(self.base_url, self.model, messages, self.params(response_format))
+
+    def is_cached(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> bool:
+        return self.cache is not None and self.cache.get(self.key(messages, response_format)) is not None
+
+    async def check(self) -> None:
+        """Fail fast when the endpoint refuses the key (one cheap request: list models).
+
+        Raises:
+            EndpointAuthError: 401/403. Other answers (404 on servers without ``/models``) pass.
+        """
+        try:
+            await self.client.models.list()
+        except openai.APIStatusError as exc:
+            if exc.status_code in AUTH_STATUSES:
+                raise EndpointAuthError(
+                    f"endpoint {self.endpoint.name!r} ({self.base_url}) refused the key: {describe_error(exc)}",
+                    status=exc.status_code,
+                ) from None
+        except openai.APIConnectionError as exc:
+            raise LLMCallError(f"cannot reach endpoint {self.endpoint.name!r} ({self.base_url}): {describe_error(exc)}") from None
+
+    async def complete(
+        self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None
+    ) -> CallResult:
+        """Ask the model (or the cache); parse JSON answers tolerantly.
+
+        Raises:
+            EndpointAuthError: the key was refused (never retried).
+            LLMCallError: retries spent on 429/5xx/timeouts/connection errors, or another API error.
+        """
+
+        key = self.key(messages, response_format)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            result = self._result(hit["content"], int(hit.get("prompt_tokens", 0)), int(hit.get("completion_tokens", 0)),
+                                  0.0, cached=True, attempts=0, want_json=response_format is not None)
+            self.totals.add(Completion(result.content, self.model, result.prompt_tokens, result.completion_tokens,
+                                       result.cost_usd, cached=True))
+            return result
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        for name, value in self.params(response_format).items():
+            if value is not None:
+                body[name] = value
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            try:
+                async with self._semaphore:
+                    # the client's documented raw POST: the same request, retries and errors as
+                    # chat.completions.create, without re-walking the (large) schema on every call
+                    data = await self.client.post("/chat/completions", cast_to=dict, body=body,
+                                                  options={"timeout": self.timeout})
+            except openai.APIStatusError as exc:
+                if exc.status_code in AUTH_STATUSES:
+                    raise EndpointAuthError(f"endpoint refused the key: {describe_error(exc)}", attempts=attempt,
+                                            status=exc.status_code) from None
+                if exc.status_code not in RETRY_STATUSES or attempt > self.max_retries:
+                    raise LLMCallError(describe_error(exc), attempts=attempt, status=exc.status_code) from None
+                wait = _retry_after(exc)
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                if attempt > self.max_retries:
+                    raise LLMCallError(describe_error(exc), attempts=attempt) from None
+                wait = None
+            else:
+                if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+                    # e.g. an HTML login page answered with status 200: retrying will not help
+                    raise LLMCallError("the endpoint answered something that is not a chat completion "
+                                       f"({' '.join(str(data).split())[:60]!r}); check the endpoint's base URL",
+                                       attempts=attempt)
+                latency = (time.perf_counter() - started) * 1000
+                choices = data.get("choices") or [{}]
+                content = (choices[0].get("message") or {}).get("content") or ""
+                usage = data.get("usage") or {}
+                result = self._result(content, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                                      latency, attempts=attempt, want_json=response_format is not None)
+                if self.cache is not None and result.parse_error is None:  # a parse error is not worth keeping
+                    row = self.cache.remember(key, {"model": self.model, "base_url": self.base_url, "content": content,
+                                                    "prompt_tokens": result.prompt_tokens,
+                                                    "completion_tokens": result.completion_tokens})
+                    if self._cache_log is not None:
+                        await self._cache_log.append(row)  # on disk before the answer is used
+                self.totals.add(Completion(content, self.model, result.prompt_tokens, result.completion_tokens,
+                                           result.cost_usd))
+                return result
+            backoff = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1)) * random.random()  # noqa: S311 - jitter
+            await asyncio.sleep(max(wait or 0.0, backoff))
+
+    def _result(self, content: str, prompt_tokens: int, completion_tokens: int, latency: float, *,
+                cached: bool = False, attempts: int = 1, want_json: bool = True) -> CallResult:
+        parsed, error = parse_json_loose(content) if want_json else (content, None)
+        return CallResult(content, parsed, error, self.model, prompt_tokens, completion_tokens,
+                          cost_usd(self.model, prompt_tokens, completion_tokens), latency, cached, attempts)
+
+    async def embed(self, texts: list[str], model: str) -> list[list[float]]:
+        """Embeddings of ``texts`` with embedding ``model`` on this endpoint (cached like answers).
+
+        Raises:
+            LLMCallError: the call failed for good (retried like a chat call).
+        """
+        key = request_key(self.base_url, model, [{"role": "embed", "content": t} for t in texts], {"kind": "embeddings"})
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            return [list(v) for v in json.loads(hit["content"])]
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with self._semaphore:
+                    response = await self.client.embeddings.create(model=model, input=texts, timeout=self.timeout)
+                break
+            except (openai.APITimeoutError, openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                if status in AUTH_STATUSES:
+                    raise EndpointAuthError(f"endpoint refused the key: {describe_error(exc)}", status=status) from None
+                if (status is not None and status not in RETRY_STATUSES) or attempt > self.max_retries:
+                    raise LLMCallError(describe_error(exc), attempts=attempt, status=status) from None
+
+                await asyncio.sleep(max(_retry_after(exc) or 0.0, min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1)) * random.random()))  # noqa: S311
+        vectors = [list(d.embedding) for d in sorted(response.data, key=lambda d: d.index)]
+        usage = getattr(response, "usage", None)
+        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.totals.add(Completion("", model, tokens, 0, cost_usd(model, tokens, 0)))
+        if self.cache is not None:
+            row = self.cache.remember(key, {"model": model, "base_url": self.base_url, "content": json.dumps(vectors),
+                                            "prompt_tokens": tokens, "completion_tokens": 0})
+            if self._cache_log is not None:
+                await self._cache_log.append(row)
+        return vectors
+
+    async def aclose(self) -> None:
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            await close()

@@ -9,7 +9,15 @@ out-of-enum value). Every chat request is counted per review key, parsed from th
 ``key_pattern`` (default: the ``Review ID: ...`` line the judges write): ``requests_by_key`` counts
 arrivals, ``answered_by_key`` answers delivered to a client still listening (a killed client's
 request is asked but never answered), so a test can assert that a resumed run repeated nothing.
-``heuristic_responder`` answers G1a judging prompts like heuristic-v1 (a deterministic model).
+``heuristic_responder`` answers G1a judging prompts like heuristic-v1 (a deterministic model);
+``offline_responder`` answers every method prompt like the offline ``heuristic`` model (count
+requests per restaurant with ``key_pattern=RUN_KEY_PATTERN``).
+
+Modes: ``delay_all = 0.2`` (latency mode), ``fault_rate = 0.3`` (faulty mode: a random 429, 500,
+timeout, invalid JSON or out-of-contract answer), ``required_key`` (any other key gets 401).
+``in_flight`` / ``max_in_flight`` count concurrent chat requests; ``/v1/models``,
+``/v1/embeddings`` (hashed bag-of-words vectors) and ``/v1/_stats`` are served too;
+``python -m tests.llm_server 0.2`` runs one in its own process (bench/runs.py).
 
 Use the ``llm_server`` fixture (import it into a test module or a conftest), or the class directly::
 
@@ -23,6 +31,7 @@ import email.parser
 import email.policy
 import itertools
 import json
+import random
 import re
 import select
 import socket
@@ -126,6 +135,16 @@ def word_hash_embedding(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
     return vector
 
 
+def offline_responder(request: dict[str, Any], key: str | None = None) -> dict[str, Any]:
+    """A deterministic stand-in for every method prompt: the offline heuristic model's answer."""
+    from core.methods.offline import answer_for
+
+    return answer_for(request["messages"], request.get("response_format"))
+
+
+RUN_KEY_PATTERN = r"(?:Restaurant ID|Review ID): (\S+)"  # a restaurant prompt, else an amos extraction
+
+
 def _words(value: Any) -> int:
     if isinstance(value, str):
         return len(value.split())
@@ -145,7 +164,15 @@ class LLMServer:
         self.batch_requests_by_key: Counter[str] = Counter()
         self.last_request: dict[str, dict[str, Any]] = {}  # the last request body per review key
         self.log: list[dict[str, Any]] = []  # {key, status, via}
-        self.delay_all = 0.0  # seconds added to every on-demand chat request
+        self.delay_all = 0.0  # seconds added to every on-demand chat request (latency mode: 0.2)
+        self.fault_rate = 0.0  # faulty mode: this share of chat requests gets a random fault (random_fault)
+        self.fault_timeout = 2.0  # seconds a "timeout" fault of the faulty mode sleeps
+        self.required_key: str | None = None  # when set, any other bearer key gets 401
+        self.in_flight = 0  # chat requests being answered right now
+        self.max_in_flight = 0  # the most ever in flight at once
+        self.chat_requests = 0  # every chat request that arrived
+        self.embedding_requests = 0  # every embeddings request
+        self._rng = random.Random(0)
         self.batch_polls_before_done = 1  # retrieves that still say in_progress
         self.embedding_inputs: list[str] = []  # every text sent to /v1/embeddings
         self.files: dict[str, dict[str, Any]] = {}
@@ -212,7 +239,35 @@ class LLMServer:
             for k in (key, None):  # faults scripted for this review first, then for any request
                 if self._faults.get(k):
                     return self._faults[k].popleft()
+            if self.fault_rate and self._rng.random() < self.fault_rate:
+                return self.random_fault()
         return None
+
+    def random_fault(self) -> Fault:
+        """One fault of the faulty mode: 429, 500, a timeout, invalid JSON or an out-of-contract answer."""
+        kind = self._rng.choice(("429", "500", "timeout", "invalid_json", "out_of_contract"))
+        if kind == "429":
+            return rate_limited(20)
+        if kind == "500":
+            return server_error(500)
+        if kind == "timeout":
+            return slow(self.fault_timeout)
+        if kind == "invalid_json":
+            return raw_content('{"verdict": "High Risk", "evidences": [')
+        return raw_content('{"verdict": "Somewhat risky", "risk_score": "high", "evidences": "none"}')
+
+    def authorized(self, header: str | None) -> bool:
+        return self.required_key is None or header == f"Bearer {self.required_key}"
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.chat_requests += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _key_of(self, body: dict[str, Any]) -> str | None:
         for message in body.get("messages") or []:
@@ -388,23 +443,33 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server naming
         state = self.server_state
         body = self._body()
+        if not state.authorized(self.headers.get("Authorization")):
+            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}})
+            return
         if self.path.startswith("/v1/chat/completions"):
             request = json.loads(body or b"{}")
-            status, headers, payload, delay = state.answer_chat(request, via="ondemand")
-            if delay and state._stopping.wait(delay):
-                return
-            if delay and self._client_gone():
-                return  # the client timed out or was killed: this answer reaches nobody
-            if self._send(status, payload, headers) and status == 200:
-                state.count_answered(state._key_of(request), "ondemand")
+            state.enter()
+            try:
+                status, headers, payload, delay = state.answer_chat(request, via="ondemand")
+                if delay and state._stopping.wait(delay):
+                    return
+                if delay and self._client_gone():
+                    return  # the client timed out or was killed: this answer reaches nobody
+                if self._send(status, payload, headers) and status == 200:
+                    state.count_answered(state._key_of(request), "ondemand")
+            finally:
+                state.leave()
         elif self.path.startswith("/v1/embeddings"):
             request = json.loads(body or b"{}")
             texts = request.get("input") or []
             texts = [texts] if isinstance(texts, str) else texts
             with state._lock:
-                state.embedding_inputs.extend(texts)
-            data = [{"object": "embedding", "index": i, "embedding": word_hash_embedding(t)} for i, t in enumerate(texts)]
-            tokens = sum(len(t.split()) for t in texts)
+                state.embedding_inputs.extend(str(t) for t in texts)
+                state.embedding_requests += 1
+            data = [{"object": "embedding", "index": i, "embedding": word_hash_embedding(str(t))}
+                    for i, t in enumerate(texts)]
+            tokens = sum(len(str(t).split()) for t in texts)
             self._send(200, {"object": "list", "data": data, "model": request.get("model", "test-embedding"),
                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
         elif self.path.startswith("/v1/files"):
@@ -422,6 +487,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         state = self.server_state
+        if not state.authorized(self.headers.get("Authorization")):
+            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                                       "code": "invalid_api_key"}})
+            return
+        if self.path.rstrip("/") == "/v1/_stats":  # counters for a client in another process (bench)
+            self._send(200, {"chat_requests": state.chat_requests, "max_in_flight": state.max_in_flight})
+            return
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "created": 0,
+                                                          "owned_by": "test"}]})
+            return
         match_content = re.fullmatch(r"/v1/files/([^/]+)/content", self.path)
         match_file = re.fullmatch(r"/v1/files/([^/]+)", self.path)
         match_batch = re.fullmatch(r"/v1/batches/([^/]+)", self.path)
@@ -433,6 +509,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, state.retrieve_batch(match_batch.group(1)))
         else:
             self._send(404, {"error": {"message": f"not found: {self.path}", "type": "invalid_request_error"}})
+
+
+def serve_forever(latency: float = 0.0) -> None:
+    """Run a server with the offline responder in this process; prints its base URL (bench/runs.py)."""
+    import core.methods.offline  # noqa: F401 - load the responder's code before the first request
+
+    server = LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN).start()
+    server.delay_all = latency
+    print(server.base_url, flush=True)
+    try:
+        threading.Event().wait()
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    import sys
+
+    serve_forever(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
 
 
 @pytest.fixture()

@@ -46,7 +46,7 @@ MARKER_NAME = "demo.json"
 # Extra steps run after the import, in order: ``step(ws, *, seed, progress)``.
 DemoStep = Callable[..., Any]
 DEMO_STEPS: tuple[DemoStep, ...] = (steps.index_step, steps.judge_step, steps.gt_step, steps.labels_step,
-                                    steps.study_step, steps.gold_step)
+                                    steps.study_step, steps.gold_step, steps.runs_step)
 
 TRUTH_SCHEMA: dict[str, Any] = {
     "business_id": pl.Utf8, "review_id": pl.Utf8, "idx": pl.Int32, "date": pl.Utf8, "stars": pl.Float64,

@@ -5,6 +5,8 @@ Each step is ``step(ws, *, seed, progress)`` and runs after the import (``DEMO_S
 
 from __future__ import annotations
 
+import shutil
+
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
@@ -60,8 +62,35 @@ def study_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
     from core.study.demo import seed_study_demo
 
     seed_study_demo(ws, seed=seed, progress=progress or no_progress)
+
+
 def gold_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """The demo gold set (Norwegian glossary questions), the offline model's answers and three reports."""
     from core.gold.demo import write_demo_gold
 
     write_demo_gold(ws, progress=progress or no_progress)
+
+
+# Runs made at generation time (offline model and baselines; ids "demo-{method}-K{k}").
+DEMO_RUN_POLICY = "G1_allergy_V2"
+DEMO_RUNS: tuple[tuple[str, tuple[int, ...]], ...] = (
+    ("amos", DEMO_KS), ("keyword", DEMO_KS), ("random", (25, 200)), ("direct", (25,)),
+)
+DEMO_RUN_BOOT = 200  # bootstrap resamples of the demo runs' intervals (a run's default is 1,000)
+
+
+def runs_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
+    """Method runs with the offline heuristic model and the baselines, scored against the GT files."""
+    from core.methods import make_model
+    from core.runs import RunConfig, execute_run, plan_run
+
+    progress = progress or no_progress
+    jobs = [(method, k) for method, ks in DEMO_RUNS for k in ks]
+    for i, (method, k) in enumerate(jobs):
+        progress(i, len(jobs), f"run {method} K={k}")
+        run_id = f"demo-{method}-K{k}"
+        shutil.rmtree(ws.runs_dir / run_id, ignore_errors=True)  # a regenerated demo replaces its runs
+        config = RunConfig(dataset=DEMO_DATASET, task=DEMO_TASK, policy=DEMO_RUN_POLICY, method=method, k=k,
+                           seed=seed, run_id=run_id, options={"n_boot": DEMO_RUN_BOOT})
+        execute_run(plan_run(config, ws), make_model(config.model), durable=False)  # rebuilt, not resumed
+    progress(len(jobs), len(jobs), "runs written")

@@ -41,6 +41,7 @@ PAGES: tuple[PageSpec, ...] = (
              "Browse restaurants and their reviews in idx order; search and filter.", "data"),
     PageSpec("app_pages/ground_truth.py", "Ground truth", ":material/rule:", "Ground truth", "Verdicts per K, the restaurant × K grid, every primitive, judging status and GT export.", "ground_truth"),
     PageSpec("app_pages/trace.py", "Trace", ":material/account_tree:", "Ground truth", "One restaurant's GT as a formula tree down to its reviews; why K changes it; overrides; what-if.", "trace"),
+    PageSpec("app_pages/runs.py", "Runs", ":material/play_circle:", "Runs", "Launch method runs as background jobs with pre-flight figures; progress, cancel, resume; past runs.", "runs"),
     PageSpec("app_pages/results.py", "Results", ":material/leaderboard:", "Runs", "Scores of method runs with 95 % intervals, where they fail, and runs compared.", "results"),
     PageSpec("app_pages/labeling.py", "Labeling", ":material/thumbs_up_down:", "Labeling", "Rate items one at a time on a -1 … +1 slider (blinded, with reservations).", "labeling"),
     PageSpec("app_pages/label_review.py", "Label review", ":material/fact_check:", "Labeling", "Coverage, disagreements and adjudication, agreement statistics and exports (adjudicators).", "label-review"),

@@ -78,8 +78,10 @@ def test_two_runs_compared_with_paired_differences_and_buckets(app_factory, resu
     assert not at.exception, at.exception
 
 
-def test_no_runs_says_so(app_factory, small_demo):
-    at = _open(app_factory, small_demo)
+def test_no_runs_says_so(app_factory, small_demo, tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("runs"))  # the demo makes runs now
+    at = _open(app_factory, root)
     assert any("No runs yet" in i.value for i in at.info)
 
 
@@ -112,3 +114,13 @@ def test_unscored_results_file_is_scored_in_memory_only(app_factory, small_demo,
     # GT from gt_verdict: 2 of 3 right; ≥High ranked by risk_score 0,1,2 with y 0,1,1 → AP 1
     assert at.metric[0].value == "100.0%" and at.metric[3].value == "66.7%"
     assert (folder / "results.json").read_text(encoding="utf-8") == text  # nothing written
+
+
+def test_a_run_link_from_the_runs_page_selects_that_run(app_factory, results_ws):
+    runs = sorted(p.name for p in (results_ws / "runs").iterdir() if (p / "results.json").exists())
+    at = app_factory(results_ws)
+    at.query_params["run"] = runs[-1]
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="results.run").value.split()[0] == runs[-1]

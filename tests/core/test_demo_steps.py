@@ -5,10 +5,12 @@ from __future__ import annotations
 import polars as pl
 
 from core.demo import generate_demo
-from core.demo.steps import DEMO_GT_DEFINITIONS, DEMO_KS
+from core.demo.steps import DEMO_GT_DEFINITIONS, DEMO_KS, DEMO_RUNS
+from core.files import read_json
 from core.ground_truth import compute_gt, distribution_by_k, list_gt_files
 from core.judgments import get_gt_judge, list_judges
 from core.keyword_index import index_stats
+from core.runs import list_runs, validate_results
 from core.workspace import Workspace
 
 
@@ -18,7 +20,7 @@ def test_full_demo_has_index_judgments_and_gt_by_k(tmp_path):
     ws = Workspace(root)
     assert summary["steps"] == ["core.demo.steps.index_step", "core.demo.steps.judge_step", "core.demo.steps.gt_step",
                                 "core.demo.steps.labels_step", "core.demo.steps.study_step",
-                                "core.demo.steps.gold_step"]
+                                "core.demo.steps.gold_step", "core.demo.steps.runs_step"]
 
     stats = index_stats(ws, "demo")
     assert stats["current"] and stats["tasks"]["G1a"]["reviews"] == 20_000
@@ -37,3 +39,12 @@ def test_full_demo_has_index_judgments_and_gt_by_k(tmp_path):
     n_verdicts = frame.group_by("business_id").agg(pl.col("verdict").n_unique().alias("n"))
     assert n_verdicts.filter(pl.col("n") > 1).height >= 3
     print("demo GT v1 by K (Low/High/Critical):", dist)
+
+    # Runs with the offline model and the baselines, scored against the policy's GT files.
+    runs = {r["run_id"]: r for r in list_runs(ws)}
+    expected = {f"demo-{m}-K{k}" for m, ks in DEMO_RUNS for k in ks}
+    assert set(runs) == expected and all(r["status"] == "finished" for r in runs.values())
+    for run_id in expected:
+        results = read_json(ws.runs_dir / run_id / "results.json")
+        validate_results(results)
+        assert results["n"] == 100 and results["total"] == 100 and results["unified_scores"]["auprc"] is not None

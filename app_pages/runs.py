@@ -1,0 +1,128 @@
+"""Runs: launch a method run as a background job (pre-flight first), follow it, cancel, resume; past runs."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import ui
+from core.llm import OFFLINE_MODEL
+from core.methods import METHODS
+from core.ui import runs as glue
+
+K_TASK, K_POLICY, K_METHOD, K_MODEL, K_ENDPOINT = "runs.task", "runs.policy", "runs.method", "runs.model", "runs.endpoint"
+K_K, K_N, K_CONC, K_ACTIVE = "runs.k", "runs.n", "runs.concurrency", "runs.active_jobs"
+
+ws = ui.current_workspace()
+dataset = ui.current_dataset(ws)
+st.title("Runs")
+st.caption("Run a method over the first K reviews of each restaurant. A run is a background job: it keeps "
+           "going when you close this tab, and any session sees its progress.")
+if not dataset:
+    st.info("No dataset in this workspace. Import one with `python -m core datasets import PATH --name NAME`.")
+    st.stop()
+
+locked = glue.hosted_locked()
+with st.container(border=True):
+    st.subheader("Launch a run")
+    c1, c2, c3 = st.columns(3)
+    task = c1.selectbox("Task", glue.task_choices(), key=K_TASK)
+    policies = glue.policy_choices(task)
+    policy = c2.selectbox("Policy", policies, index=policies.index("G1_allergy_V2") if "G1_allergy_V2" in policies else 0,
+                          key=K_POLICY)
+    method = c3.selectbox("Method", glue.method_choices(locked), key=K_METHOD,
+                          help="; ".join(f"{m}: {METHODS[m].description}" for m in METHODS.names()))
+    c4, c5, c6 = st.columns(3)
+    uses_llm = METHODS[method].uses_llm
+    model = c4.selectbox("Model", glue.model_choices(locked), key=K_MODEL, disabled=not uses_llm,
+                         help="heuristic = the offline model: rules over the reviews, no LLM, no cost")
+    endpoint = c5.selectbox("Endpoint", glue.endpoint_choices(), key=K_ENDPOINT,
+                            disabled=not uses_llm or model == OFFLINE_MODEL)
+    k = c6.number_input("K (reviews per restaurant)", min_value=1, max_value=10_000, value=25, step=25, key=K_K)
+    c7, c8 = st.columns(2)
+    n = c7.number_input("Restaurants (0 = all)", min_value=0, value=0, step=10, key=K_N)
+    concurrency = c8.number_input("Concurrency", min_value=1, max_value=64, value=8, key=K_CONC)
+    if locked:
+        st.caption("Hosted demo: only the offline model and the baselines can be launched unless an admin is signed in.")
+    config = {"dataset": dataset, "task": task, "policy": policy, "method": method,
+              "model": model if uses_llm else OFFLINE_MODEL, "k": int(k), "n": int(n) or None,
+              "concurrency": int(concurrency), "endpoint": None if endpoint == "default" else endpoint}
+    try:
+        plan = glue.preflight(str(ws.root), config)
+    except Exception as exc:  # noqa: BLE001 - shown as one line; the form stays usable
+        st.error(glue.describe_error(exc))
+        st.stop()
+    f = plan["preflight"]
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("Samples to run", f"{f['to_run']:,}")
+    if not f["uses_llm"]:
+        m2.metric("LLM calls", "none (baseline)")
+    elif f["offline"]:
+        m2.metric("LLM calls", "offline model")
+    else:
+        m2.metric("Calls cached / new", f"{f['cached_calls']:,} / {f['new_calls']:,}")
+        m3.metric("Estimated tokens", f"{f['est_prompt_tokens'] + f['est_completion_tokens']:,}")
+        m4.metric("Estimated cost", f"${f['est_cost_usd']:.4f}" if f["priced"] else "no price")
+    for warning in plan["warnings"]:
+        st.warning(warning)
+    for name in METHODS[method].prompts:
+        with st.expander(f"Prompt {name} (core/methods/prompts/{name}.txt)"):
+            st.code(glue.prompt_text(name), language=None, wrap_lines=True)
+    st.caption(f"GT: {plan['gt']['file']}" if plan["gt"] else "No GT file for this policy and K: no accuracy.")
+    if st.button("Launch run", type="primary", key="runs.launch"):
+        glue.launch(ws, plan)
+        glue.preflight.clear()
+        st.toast(f"Launched {plan['run_id']}")
+        st.rerun()
+
+
+@st.fragment(run_every=1.0)
+def live() -> None:
+    jobs = glue.active_jobs(ws)
+    ids = {job["job_id"] for job in jobs}
+    if set(st.session_state.get(K_ACTIVE, ())) - ids:  # a run ended: refresh the whole page (past runs)
+        st.session_state[K_ACTIVE] = sorted(ids)
+        st.rerun(scope="app")
+    st.session_state[K_ACTIVE] = sorted(ids)
+    st.subheader("In progress")
+    if not jobs:
+        st.caption("No run is in progress.")
+        return
+    for job in jobs:
+        s = job["run"]
+        done, total = int(s.get("done") or 0), int(s.get("total") or 0)
+        eta = f", ETA {s['eta_s']:.0f} s" if s.get("eta_s") is not None else ""
+        text = (f"{job['run_id']}: {done:,}/{total:,} samples, {s.get('errors') or 0} errors, "
+                f"{int(s.get('prompt_tokens') or 0) + int(s.get('completion_tokens') or 0):,} tokens, "
+                f"${float(s.get('cost_usd') or 0):.4f}{eta}") if total else f"{job['run_id']}: starting…"
+        left, right = st.columns([5, 1])
+        left.progress(min(1.0, done / total) if total else 0.0, text=text)
+        if right.button("Cancel", key=f"runs.cancel.{job['job_id']}"):
+            glue.cancel(ws, job)
+            st.toast(f"Cancel requested for {job['run_id']}")
+
+
+live()
+
+resumable = glue.resumable(ws)
+if resumable:
+    st.subheader("Interrupted or cancelled")
+    left, right = st.columns([4, 1])
+    chosen = left.selectbox("Run to resume", resumable, key="runs.resume_choice")
+    if right.button("Resume", key="runs.resume"):
+        glue.resume(ws, chosen)
+        st.toast(f"Resuming {chosen}")
+        st.rerun()
+
+st.subheader("Past runs")
+table = glue.runs_table(ws)
+if table.is_empty():
+    st.caption("No runs yet.")
+else:
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "run_id": st.column_config.TextColumn("Run", width="large"),
+        "status": "Status", "method": "Method", "model": "Model", "policy": "Policy", "k": "K",
+        "done": "Samples", "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
+        "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
+        "elapsed_s": st.column_config.NumberColumn("Duration", format="%.1f s"),
+        "results": st.column_config.LinkColumn("Results", display_text="open"),
+    })

@@ -1,0 +1,194 @@
+"""``execute_run``: run a plan, one sample at a time per slot, never losing finished work.
+
+Layout of ``runs/{run_id}/``: ``config.json`` (the configuration, GT reference, pre-flight
+figures; written when the run starts), ``samples.jsonl`` (one fsync'd line per finished sample,
+SPEC §4.2), ``status.json`` (status, pid, counts, tokens, cost; rewritten as it goes),
+``spec.json`` (amos: the compiled spec), ``results.json`` (written at the end), and
+``cancel.request`` while a cancel is pending.
+
+Before anything is written, an LLM run asks the endpoint once (list models): a refused key fails
+fast with one line and leaves no run folder. A call that fails for good is recorded on its sample
+(``error``) and the run goes on; a resumed run skips every sample in ``samples.jsonl``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from core.execution import ExecutionReport, execute_async, read_log, run_sync
+from core.files import write_json_atomic
+from core.llm import EndpointAuthError, LLMCallError
+from core.methods import METHODS
+from core.methods.base import RestaurantInput
+from core.progress import Progress, no_progress
+from core.runs.plan import SAMPLE_KEY, SAMPLES_FILE, RunPlan
+from core.runs.results import finalize_results
+
+STATUS_FILE = "status.json"
+CONFIG_FILE = "config.json"
+CANCEL_FILE = "cancel.request"
+STATUS_EVERY = 0.5  # seconds between status.json rewrites
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class RunState:
+    """Counts, tokens and cost as the run goes; writes ``status.json`` now and then."""
+
+    def __init__(self, plan: RunPlan, progress: Progress, on_status: Callable[[dict[str, Any]], None] | None) -> None:
+        self.plan, self.progress, self.on_status = plan, progress, on_status
+        self.started = time.monotonic()
+        self.started_at = _now()
+        self.prompt_tokens = self.completion_tokens = 0
+        self.cost = 0.0
+        self.new_done = 0
+        self._last = 0.0
+        self.status: dict[str, Any] = {}
+
+    def update(self, report: ExecutionReport, record: dict[str, Any] | None, *, status: str = "running",
+               force: bool = False) -> None:
+        if record is not None:
+            self.new_done += 1
+            self.prompt_tokens += int(record.get("prompt_tokens") or 0)
+            self.completion_tokens += int(record.get("completion_tokens") or 0)
+            self.cost += float(record.get("cost_usd") or 0.0)
+        done = report.skipped + report.done
+        elapsed = time.monotonic() - self.started
+        remaining = report.total - done
+        eta = elapsed / self.new_done * remaining if self.new_done and remaining else (0.0 if not remaining else None)
+        self.status = {
+            "run_id": self.plan.run_id, "status": status, "pid": os.getpid(), "started_at": self.started_at,
+            "updated_at": _now(), "done": done, "total": report.total, "errors": report.errors,
+            "resumed_from": report.skipped, "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens, "cost_usd": round(self.cost, 6),
+            "elapsed_s": round(elapsed, 2), "eta_s": None if eta is None else round(eta, 1),
+        }
+        self.progress(done, report.total, progress_text(self.status))
+        now = time.monotonic()
+        if force or now - self._last >= STATUS_EVERY:
+            self._last = now
+            write_json_atomic(self.plan.run_dir / STATUS_FILE, self.status)
+            if self.on_status:
+                self.on_status(self.status)
+
+
+def progress_text(s: dict[str, Any]) -> str:
+    """``errors 1 · 12,345 tok · $0.0123 · ETA 4s`` for a progress bar."""
+    eta = "" if s.get("eta_s") is None else f" · ETA {s['eta_s']:.0f}s"
+    tokens = int(s.get("prompt_tokens", 0)) + int(s.get("completion_tokens", 0))
+    return f"errors {s.get('errors', 0)} · {tokens:,} tok · ${s.get('cost_usd', 0):.4f}{eta}"
+
+
+def cancel_requested(plan: RunPlan) -> bool:
+    return (plan.run_dir / CANCEL_FILE).exists()
+
+
+async def execute_run_async(
+    plan: RunPlan,
+    llm: Any,
+    progress: Progress | None = None,
+    *,
+    stop: Callable[[], bool] | None = None,
+    on_status: Callable[[dict[str, Any]], None] | None = None,
+    durable: bool = True,
+) -> dict[str, Any]:
+    """Run ``plan`` with ``llm`` (see the module docstring); returns the final status.
+
+    ``durable=False`` is for generated runs (the demo): samples are written once at the end.
+    """
+    config = plan.config
+    method = METHODS[config.method]
+    if method.uses_llm:
+        await llm.check()  # a refused key stops here, before the run folder exists
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    (plan.run_dir / CANCEL_FILE).unlink(missing_ok=True)
+    write_json_atomic(plan.run_dir / CONFIG_FILE, {
+        **plan.as_dict(), "method_description": method.description, "prompts": list(method.prompts),
+        "offline": bool(getattr(llm, "offline", False)) or not method.uses_llm, "created_at": _now(),
+    })
+    ctx = plan.context(llm if method.uses_llm else None)
+    state = RunState(plan, progress or no_progress, on_status)
+    if method.prepare is not None:
+        prepared = await method.prepare(ctx)
+        write_json_atomic(plan.run_dir / "spec.json", prepared)
+    offline = bool(getattr(llm, "offline", False))
+
+    async def work(r: RestaurantInput) -> dict[str, Any]:
+        return await run_sample(plan, ctx, method, r, offline=offline)
+
+    def should_stop() -> bool:
+        return cancel_requested(plan) or bool(stop and stop())
+
+    report = await execute_async(
+        list(plan.restaurants), work, log_path=plan.run_dir / SAMPLES_FILE, key=lambda r: r.business_id,
+        concurrency=config.concurrency, key_field=SAMPLE_KEY, on_record=state.update, stop=should_stop,
+        fatal=(EndpointAuthError,), durable=durable,
+    )
+    if report.cancelled:
+        state.update(report, None, status="cancelled", force=True)
+        (plan.run_dir / CANCEL_FILE).unlink(missing_ok=True)
+        return state.status
+    samples = read_log(plan.run_dir / SAMPLES_FILE)
+    finalize_results(plan, samples, status=state.status)
+    state.update(report, None, status="finished", force=True)
+    return state.status
+
+
+async def run_sample(plan: RunPlan, ctx: Any, method: Any, r: RestaurantInput, *, offline: bool) -> dict[str, Any]:
+    """One sample record (SPEC §4.2); a call that failed for good becomes the sample's error."""
+    started = time.perf_counter()
+    try:
+        answer = await method.answer(ctx, r)
+    except EndpointAuthError:
+        raise
+    except LLMCallError as exc:
+        answer = {"verdict": None, "risk_score": None, "parsed": None, "response": None, "prompt_tokens": 0,
+                  "completion_tokens": 0, "cost_usd": 0.0, "llm_calls": 0,
+                  "error": f"LLM call failed after {exc.attempts} attempt(s): {exc}"}
+    gt = plan.gt.get(r.business_id)
+    verdict = answer.get("verdict")
+    record = {
+        "business_id": r.business_id, "name": r.name, "n_reviews": len(r.reviews),
+        "verdict": verdict, "risk_score": answer.get("risk_score"), "parsed": answer.get("parsed"),
+        "response": answer.get("response"), "gt_verdict": gt,
+        "correct": None if gt is None else verdict == gt,
+        "prompt_tokens": answer.get("prompt_tokens", 0), "completion_tokens": answer.get("completion_tokens", 0),
+        "cost_usd": answer.get("cost_usd", 0.0),
+        "latency_ms": round((time.perf_counter() - started) * 1000, 1),
+        "llm_calls": answer.get("llm_calls", 0), "cached_calls": answer.get("cached_calls", 0),
+    }
+    if offline:
+        record["offline"] = True
+        record["model_note"] = "offline heuristic model (deterministic rules, no LLM)"
+    for extra in ("extraction_errors",):
+        if extra in answer:
+            record[extra] = answer[extra]
+    if answer.get("error"):
+        record["error"] = answer["error"]
+    return record
+
+
+def execute_run(
+    plan: RunPlan,
+    llm: Any,
+    progress: Progress | None = None,
+    *,
+    stop: Callable[[], bool] | None = None,
+    on_status: Callable[[dict[str, Any]], None] | None = None,
+    durable: bool = True,
+) -> dict[str, Any]:
+    """:func:`execute_run_async` from synchronous code."""
+
+    async def main() -> dict[str, Any]:
+        try:
+            return await execute_run_async(plan, llm, progress, stop=stop, on_status=on_status, durable=durable)
+        finally:
+            await llm.aclose()
+
+    return run_sync(main())

@@ -1,0 +1,249 @@
+"""``plan_run``: check a run's configuration and say what it will do, before anything is written.
+
+The plan holds the samples (restaurants with their first K reviews), the GT reference and the
+pre-flight figures: how many LLM calls the cache answers, how many are new, and the estimated
+tokens and cost of the new ones. Planning reads the workspace and the cache and writes nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from core.datasets import scan_restaurants, scan_reviews
+from core.errors import UnknownNameError, WorkbenchError
+from core.execution import finished_keys
+from core.files import sha256_file
+from core.ground_truth.gt_files import gt_filename, load_gt_file
+from core.ground_truth.policies import POLICY_IDS, get_policy
+from core.llm import (
+    OFFLINE_MODEL,
+    PRICES,
+    cost_usd,
+    estimate_tokens,
+    get_endpoint,
+    price_for,
+    workspace_cache,
+)
+from core.methods import METHODS, MethodContext, RestaurantInput, make_model
+from core.methods.contract import evidence_fields, verdict_scale
+from core.settings import env
+from core.tasks import get_task, task_ids
+from core.workspace import Workspace, check_name
+
+SAMPLES_FILE = "samples.jsonl"
+SAMPLE_KEY = "business_id"
+KEYWORD_HIT = "task_keyword_hit"  # per review: any of the task's keywords (SPEC §2.2)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run. ``n`` restaurants drawn with ``seed`` (all when None), or exactly ``samples``."""
+
+    dataset: str
+    task: str
+    policy: str
+    method: str
+    model: str = OFFLINE_MODEL
+    k: int = 25
+    n: int | None = None
+    samples: tuple[str, ...] | None = None
+    seed: int = 0
+    concurrency: int = 8
+    endpoint: str | None = None
+    run_id: str | None = None
+    gt: str | None = None  # GT file; default gt/{dataset}/{task}/{policy}_K{k}_groundtruth.json
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["samples"] = list(self.samples) if self.samples is not None else None
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        if values.get("samples") is not None:
+            values["samples"] = tuple(values["samples"])
+        return cls(**values)
+
+
+@dataclass(frozen=True, eq=False)
+class RunPlan:
+    """A checked configuration with its samples, GT and pre-flight figures."""
+
+    ws: Workspace
+    config: RunConfig
+    run_id: str
+    restaurants: tuple[RestaurantInput, ...]
+    gt: dict[str, str]  # business_id -> GT verdict
+    gt_ref: dict[str, Any] | None
+    preflight: dict[str, Any]
+    warnings: tuple[str, ...]
+
+    @property
+    def run_dir(self) -> Path:
+        return self.ws.runs_dir / self.run_id
+
+    def context(self, llm: Any) -> MethodContext:
+        policy = get_policy(self.config.policy)
+        task = get_task(self.config.task)
+        return MethodContext(task=task, policy=policy, scale=verdict_scale(policy), evidence_fields=evidence_fields(task),
+                             k=self.config.k, llm=llm, seed=self.config.seed, options=dict(self.config.options))
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "run_dir": str(self.run_dir), "config": self.config.as_dict(),
+                "n_samples": len(self.restaurants), "gt": self.gt_ref, "preflight": self.preflight,
+                "warnings": list(self.warnings)}
+
+
+def new_run_id(config: RunConfig, now: datetime | None = None) -> str:
+    """``{YYYYmmdd-HHMMSS}-{method}-{model}-K{k}-{4 hex}``, a valid folder name (≤ 64 characters)."""
+    now = now or datetime.now(UTC)
+    model = re.sub(r"[^A-Za-z0-9.-]", "-", config.model.split("/")[-1])[:20].strip("-.") or "model"
+    suffix = f"{random.getrandbits(16):04x}"
+    return check_name("run", f"{now:%Y%m%d-%H%M%S}-{config.method}-{model}-K{config.k}-{suffix}")
+
+
+def check_config(ws: Workspace, config: RunConfig) -> None:
+    """Unknown dataset/task/policy/method/model or a bad number → an error listing the valid names."""
+    datasets = ws.datasets()
+    if config.dataset not in datasets:
+        raise UnknownNameError("dataset", config.dataset, datasets)
+    if config.task not in task_ids():
+        raise UnknownNameError("task", config.task, task_ids())
+    if config.policy not in POLICY_IDS():
+        raise UnknownNameError("policy", config.policy, POLICY_IDS())
+    if get_policy(config.policy).task != config.task:
+        raise WorkbenchError(f"policy {config.policy} is for task {get_policy(config.policy).task}, not {config.task}")
+    method = METHODS[config.method]
+    if method.uses_llm and config.model != OFFLINE_MODEL:
+        endpoint = get_endpoint(config.endpoint)  # unknown endpoint → lists the valid ones
+        known = [OFFLINE_MODEL, *PRICES, *_env_models()]
+        if not endpoint.is_local and config.model not in known and price_for(config.model) is None:
+            raise UnknownNameError("model", config.model, known)
+    if config.k < 1:
+        raise ValueError(f"K must be >= 1, got {config.k}")
+    if config.n is not None and config.n < 1:
+        raise ValueError(f"-n must be >= 1, got {config.n}")
+    if config.concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {config.concurrency}")
+    if config.run_id:
+        check_name("run", config.run_id)
+
+
+def _env_models() -> list[str]:
+    """``$WORKBENCH_MODELS`` (comma list): models of the endpoints that have no list price."""
+    return [m.strip() for m in (env("WORKBENCH_MODELS") or "").split(",") if m.strip()]
+
+
+def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput], list[str]]:
+    """The chosen restaurants with their first K reviews, and warnings (K above the reviews stored)."""
+    rest = scan_restaurants(ws, config.dataset).select("business_id", "name", "categories", "n_reviews").collect()
+    rest = rest.sort("business_id")
+    ids = rest["business_id"].to_list()
+    if config.samples:
+        unknown = [s for s in config.samples if s not in set(ids)]
+        if unknown:
+            raise WorkbenchError(f"unknown sample(s) in dataset {config.dataset}: {', '.join(unknown[:5])}")
+        chosen = list(dict.fromkeys(config.samples))
+    elif config.n is not None and config.n < len(ids):
+        chosen = sorted(random.Random(config.seed).sample(ids, config.n))
+    else:
+        chosen = ids
+    rest = rest.filter(pl.col("business_id").is_in(chosen))
+    reviews = (scan_reviews(ws, config.dataset)
+               .filter(pl.col("business_id").is_in(chosen) & (pl.col("idx") < config.k))
+               .select("business_id", "review_id", "idx", "date", "stars", "text")
+               .collect().sort("business_id", "idx"))
+    # the task's keyword match of every review, in one Aho-Corasick pass (SPEC §2.2: substring of the
+    # lower-cased text); the keyword baseline and amos's filter read it instead of scanning again
+    keywords = [k.lower() for k in get_task(config.task).keywords]
+    reviews = reviews.with_columns(
+        pl.col("text").fill_null("").str.to_lowercase().str.contains_any(keywords).alias(KEYWORD_HIT))
+    by_id: dict[str, list[dict[str, Any]]] = {b: [] for b in chosen}
+    for row in reviews.iter_rows(named=True):
+        by_id[row["business_id"]].append({k: row[k] for k in ("review_id", "idx", "date", "stars", "text", KEYWORD_HIT)})
+    meta = {r["business_id"]: r for r in rest.iter_rows(named=True)}
+    samples = [RestaurantInput(b, meta[b]["name"] or "", meta[b]["categories"], tuple(by_id[b])) for b in chosen]
+    warnings = []
+    short = [s for s in samples if len(s.reviews) < config.k]
+    if short:
+        most = max(len(s.reviews) for s in samples) if samples else 0
+        warnings.append(f"K={config.k} is above the reviews stored for {len(short)} of {len(samples)} restaurants "
+                        f"(most stored: {most}); they use the reviews they have")
+    return samples, warnings
+
+
+def load_gt(ws: Workspace, config: RunConfig) -> tuple[dict[str, str], dict[str, Any] | None, list[str]]:
+    """GT verdicts by business_id and the reference (file, sha256), or ({}, None, [warning])."""
+    path = Path(config.gt) if config.gt else ws.gt_dir / config.dataset / config.task / gt_filename(config.policy, config.k, "addm")
+    if not path.exists():
+        return {}, None, [f"no GT file {path.name} for {config.policy} at K={config.k}: samples get no gt_verdict "
+                          f"(make one with `python -m core gt --dataset {config.dataset} --task {config.task} "
+                          f"--formula {config.policy} --k {config.k}`)"]
+    rest = scan_restaurants(ws, config.dataset).select("business_id", "name").collect()
+    frame = load_gt_file(path, restaurants=rest)
+    gt = {b: v for b, v in zip(frame["business_id"].to_list(), frame["verdict"].to_list(), strict=True) if b}
+    try:
+        shown = str(path.resolve().relative_to(ws.root.resolve()))
+    except ValueError:
+        shown = str(path)
+    return gt, {"file": shown, "sha256": sha256_file(path), "policy_id": config.policy, "k": config.k}, []
+
+
+def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False) -> RunPlan:
+    """Check ``config`` and plan the run (writes nothing). ``resume``: keep ``config.run_id``."""
+    check_config(ws, config)
+    if resume and not config.run_id:
+        raise ValueError("resume needs the run id")
+    run_id = config.run_id or new_run_id(config)
+    samples, warnings = load_samples(ws, config)
+    gt, gt_ref, gt_warnings = load_gt(ws, config)
+    plan = RunPlan(ws, config, run_id, tuple(samples), gt, gt_ref, {}, tuple(warnings + gt_warnings))
+    object.__setattr__(plan, "preflight", preflight(plan))
+    return plan
+
+
+def preflight(plan: RunPlan) -> dict[str, Any]:
+    """Cached calls, new calls, estimated tokens and cost of the samples not finished yet."""
+    config = plan.config
+    method = METHODS[config.method]
+    done = finished_keys(plan.run_dir / SAMPLES_FILE, SAMPLE_KEY) if (plan.run_dir / SAMPLES_FILE).exists() else set()
+    todo = [r for r in plan.restaurants if r.business_id not in done]
+    out: dict[str, Any] = {"samples": len(plan.restaurants), "finished": len(plan.restaurants) - len(todo),
+                           "to_run": len(todo), "uses_llm": method.uses_llm, "model": config.model,
+                           "offline": config.model == OFFLINE_MODEL or not method.uses_llm,
+                           "cached_calls": 0, "new_calls": 0, "est_prompt_tokens": 0,
+                           "est_completion_tokens": 0, "est_cost_usd": 0.0, "priced": True, "estimated": False}
+    if not method.uses_llm:
+        return out
+    if out["offline"]:  # the offline model costs nothing: no need to build every request to count
+        out["new_calls"] = None
+        return out
+    llm = make_model(config.model, endpoint=config.endpoint, cache=workspace_cache(plan.ws))
+    ctx = plan.context(llm)
+    requests = list(method.prepare_requests(ctx)) if method.prepare_requests else []
+    out["estimated"] = method.prepare is not None  # amos: the kept reviews depend on the compiled spec
+    for r in todo:
+        requests.extend(method.requests(ctx, r))
+    for req in requests:
+        if llm.is_cached(req.messages, req.response_format):
+            out["cached_calls"] += 1
+            continue
+        out["new_calls"] += 1
+        if not out["offline"]:
+            out["est_prompt_tokens"] += estimate_tokens(req.messages)
+            out["est_completion_tokens"] += req.completion_tokens
+    if not out["offline"]:
+        cost = cost_usd(config.model, out["est_prompt_tokens"], out["est_completion_tokens"])
+        out["priced"] = cost is not None
+        out["est_cost_usd"] = round(cost or 0.0, 6)
+    return out

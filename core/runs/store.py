@@ -1,0 +1,122 @@
+"""Runs in a workspace: list, show, status (with dead processes detected), cancel, resume config."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from core.errors import DataError, WorkbenchError
+from core.execution import read_log
+from core.files import read_json, write_text_atomic
+from core.runs.execute import CANCEL_FILE, CONFIG_FILE, STATUS_FILE
+from core.runs.plan import SAMPLES_FILE, RunConfig
+from core.runs.results import RESULTS_FILE
+from core.workspace import Workspace, check_name
+
+
+def run_dir(ws: Workspace, run_id: str) -> Path:
+    """The folder of run ``run_id`` (the id is checked as a name)."""
+    return ws.runs_dir / check_name("run", run_id)
+
+
+def pid_alive(pid: Any) -> bool:
+    """True when process ``pid`` exists (signal 0)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    if not path.exists():
+        return None
+    try:
+        data = read_json(path)
+    except (DataError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_status(ws: Workspace, run_id: str) -> dict[str, Any]:
+    """The run's status record; ``running`` with a dead process reads as ``interrupted``."""
+    folder = run_dir(ws, run_id)
+    status = _read(folder / STATUS_FILE) or {}
+    if (folder / RESULTS_FILE).exists() and status.get("status") in (None, "running"):
+        status["status"] = "finished"
+    if status.get("status") == "running" and not pid_alive(status.get("pid")):
+        status["status"] = "interrupted"
+    status.setdefault("status", "imported" if (folder / RESULTS_FILE).exists() else "planned")
+    return status
+
+
+def list_runs(ws: Workspace) -> list[dict[str, Any]]:
+    """One row per run, newest first: id, config, status, duration, tokens, cost, errors."""
+    if not ws.runs_dir.exists():
+        return []
+    rows = []
+    for folder in ws.runs_dir.iterdir():
+        if not folder.is_dir() or folder.name.startswith((".", "_")):
+            continue
+        config = (_read(folder / CONFIG_FILE) or {}).get("config") or {}
+        results = None
+        if not config:
+            results = _read(folder / RESULTS_FILE) or {}
+            config = results.get("config") or {}
+        status = run_status(ws, folder.name)
+        rows.append({
+            "run_id": folder.name, "status": status.get("status"), "dataset": config.get("dataset"),
+            "task": config.get("task") or (results or {}).get("task_id"), "policy": config.get("policy") or (results or {}).get("policy_id"),
+            "method": config.get("method") or (results or {}).get("method"), "model": config.get("model") or (results or {}).get("model"),
+            "k": config.get("k") or (results or {}).get("k"), "done": status.get("done"), "total": status.get("total"),
+            "errors": status.get("errors"), "elapsed_s": status.get("elapsed_s"),
+            "tokens": int(status.get("prompt_tokens") or 0) + int(status.get("completion_tokens") or 0),
+            "cost_usd": status.get("cost_usd"), "started_at": status.get("started_at") or config.get("created_at"),
+            "origin": config.get("origin"),
+        })
+    return sorted(rows, key=lambda r: (str(r.get("started_at") or ""), r["run_id"]), reverse=True)
+
+
+def show_run(ws: Workspace, run_id: str) -> dict[str, Any]:
+    """Config, status and (when finished) the results summary of one run."""
+    folder = run_dir(ws, run_id)
+    if not folder.exists():
+        raise WorkbenchError(f"no run {run_id!r} in {ws.runs_dir}; see `python -m core runs list`")
+    out: dict[str, Any] = {"run_id": run_id, "run_dir": str(folder), "status": run_status(ws, run_id),
+                           "config": _read(folder / CONFIG_FILE)}
+    results = _read(folder / RESULTS_FILE)
+    if results is not None:
+        out["results"] = {k: v for k, v in results.items() if k != "results"}
+    return out
+
+
+def cancel_run(ws: Workspace, run_id: str) -> dict[str, Any]:
+    """Ask a running run to stop (it finishes the samples in flight and starts no new one)."""
+    folder = run_dir(ws, run_id)
+    if not folder.exists():
+        raise WorkbenchError(f"no run {run_id!r} in {ws.runs_dir}")
+    status = run_status(ws, run_id)
+    if status.get("status") != "running":
+        return {"run_id": run_id, "status": status.get("status"), "cancelled": False,
+                "message": f"run {run_id} is {status.get('status')}, nothing to cancel"}
+    write_text_atomic(folder / CANCEL_FILE, "cancel\n")
+    return {"run_id": run_id, "status": "cancelling", "cancelled": True,
+            "message": f"cancel requested for run {run_id}; samples in flight finish first"}
+
+
+def resume_config(ws: Workspace, run_id: str) -> RunConfig:
+    """The configuration of an unfinished run, to plan its resumption."""
+    folder = run_dir(ws, run_id)
+    config = (_read(folder / CONFIG_FILE) or {}).get("config")
+    if not config:
+        raise WorkbenchError(f"run {run_id!r} has no {CONFIG_FILE} in {folder}: it cannot be resumed")
+    return RunConfig.from_dict({**config, "run_id": run_id})
+
+
+def read_samples(ws: Workspace, run_id: str) -> list[dict[str, Any]]:
+    return read_log(run_dir(ws, run_id) / SAMPLES_FILE)

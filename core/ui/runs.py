@@ -1,0 +1,131 @@
+"""Page glue of the Runs page: choices, pre-flight, launching as a background job, live rows.
+
+Nothing here runs a method in the page's own process: a launch starts a ``run`` job
+(:mod:`core.jobs`), which keeps going when the tab closes; the page reads progress from the
+run's ``status.json`` and the job records, which any session can read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+import streamlit as st
+
+from core.errors import WorkbenchError
+from core.ground_truth.policies import list_policies
+from core.jobs import cancel_job, list_jobs, resume_job, start_job
+from core.llm import OFFLINE_MODEL, PRICES, endpoints
+from core.methods import METHODS, prompt_template
+from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
+from core.settings import env
+from core.tasks import task_ids
+from core.workspace import Workspace
+
+ACTIVE = ("starting", "running", "cancelling")
+
+
+def hosted_locked() -> bool:
+    """In a hosted demo (``WORKBENCH_HOSTED=1``) only admins may launch paid models.
+
+    An admin is a signed-in user (``st.login``) whose e-mail is in ``WORKBENCH_ADMINS``.
+    """
+    if env("WORKBENCH_HOSTED") != "1":
+        return False
+    admins = {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
+    try:
+        email = str(st.user.get("email") or "").lower() if st.user.get("is_logged_in") else ""
+    except Exception:  # noqa: BLE001 - no auth configured: nobody is signed in
+        email = ""
+    return email not in admins
+
+
+def model_choices(locked: bool) -> list[str]:
+    """The offline model first, then the models of ``WORKBENCH_MODELS`` and the priced ones."""
+    if locked:
+        return [OFFLINE_MODEL]
+    extra = [m.strip() for m in (env("WORKBENCH_MODELS") or "").split(",") if m.strip()]
+    return list(dict.fromkeys([OFFLINE_MODEL, *extra, *PRICES]))
+
+
+def method_choices(locked: bool) -> list[str]:
+    return METHODS.names()
+
+
+def endpoint_choices() -> list[str]:
+    return list(endpoints())
+
+
+def policy_choices(task: str) -> list[str]:
+    return [p.policy_id for p in list_policies(task)]
+
+
+def task_choices() -> list[str]:
+    return task_ids()
+
+
+@st.cache_data(ttl=20, show_spinner=False)
+def preflight(root: str, config: dict[str, Any]) -> dict[str, Any]:
+    """The plan of ``config`` (run id, samples, GT reference, pre-flight figures, warnings)."""
+    return plan_run(RunConfig.from_dict(config), Workspace.resolve(root)).as_dict()
+
+
+def launch(ws: Workspace, plan: dict[str, Any]) -> dict[str, Any]:
+    """Start the planned run as a background job (its run id fixed by the plan)."""
+    config = {**plan["config"], "run_id": plan["run_id"]}
+    label = f"{config['method']} · {config['model']} · K={config['k']}"
+    return start_job(ws, "run", {"config": config}, label=label)
+
+
+def run_id_of(job: dict[str, Any]) -> str | None:
+    args = job.get("args") or {}
+    return args.get("resume") or (args.get("config") or {}).get("run_id")
+
+
+def active_jobs(ws: Workspace) -> list[dict[str, Any]]:
+    """Run jobs still going, each with its run's live status."""
+    out = []
+    for job in list_jobs(ws, "run"):
+        rid = run_id_of(job)
+        if job["status"] in ACTIVE and rid:
+            status = run_status(ws, rid) if (ws.runs_dir / rid).exists() else {"status": job["status"]}
+            out.append({**job, "run_id": rid, "run": status})
+    return out
+
+
+def cancel(ws: Workspace, job: dict[str, Any]) -> None:
+    cancel_job(ws, job["job_id"])
+    if job.get("run_id") and (ws.runs_dir / job["run_id"]).exists():
+        cancel_run(ws, job["run_id"])
+
+
+def resume(ws: Workspace, run_id: str) -> dict[str, Any]:
+    """Resume an interrupted or cancelled run as a new background job."""
+    for job in list_jobs(ws, "run"):
+        if run_id_of(job) == run_id and job["status"] in ("interrupted", "cancelled", "failed"):
+            return resume_job(ws, job["job_id"])
+    return start_job(ws, "run", {"resume": run_id}, label=f"resume {run_id}")
+
+
+def runs_table(ws: Workspace) -> pl.DataFrame:
+    """Past runs for the table: config, status, duration, tokens, cost, a link to the results."""
+    rows = list_runs(ws)
+    cols = ["run_id", "status", "method", "model", "policy", "k", "done", "errors", "tokens", "cost_usd", "elapsed_s"]
+    frame = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={
+        "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8,
+        "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
+        "elapsed_s": pl.Float64}, strict=False)
+    return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"))
+
+
+def resumable(ws: Workspace) -> list[str]:
+    return [r["run_id"] for r in list_runs(ws) if r["status"] in ("interrupted", "cancelled")]
+
+
+def prompt_text(name: str) -> str:
+    """A method's versioned prompt template, as the model receives it before filling in."""
+    return prompt_template(name)
+
+
+def describe_error(exc: Exception) -> str:
+    return str(exc) if isinstance(exc, WorkbenchError | ValueError) else f"{type(exc).__name__}: {exc}"
