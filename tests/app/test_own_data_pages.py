@@ -15,6 +15,6 @@ def test_synthetic_dataset_pages_say_no_text_stored(app_factory, fixtures_dir, t
     at.run()
     at.switch_page("app_pages/data.py").run()
     assert not at.exception, at.exception
-    cards = [m.value for m in at.markdown if 'class="rv-text"' in m.value]  # review texts, escaped HTML
+    cards = [h.proto.body for h in at.get("html") if 'class="rv-text"' in h.proto.body]  # review texts, escaped HTML
     assert cards and all("(no text stored for this review)" in c for c in cards)
     assert not any(">None<" in c for c in cards)
