@@ -21,7 +21,7 @@ from core.ground_truth.engine import (
 from core.ground_truth.formulas import year_expr
 
 if TYPE_CHECKING:
-    from core.ground_truth.policies import Match, Policy
+    from core.ground_truth.policies import ByK, Condition, Match, Policy
 
 INCIDENT_STRUCT = pl.Struct({
     "review_id": pl.Utf8, "idx": pl.Int64, "severity": pl.Utf8, "base_points": pl.Float64,
@@ -50,8 +50,42 @@ def _review_columns(policy: Policy, columns: list[str]) -> list[pl.Expr]:
         alts = [match_expr(m, columns) for m in signal.any_of]
         exprs.append((pl.any_horizontal(alts) if alts else pl.lit(False)).alias(f"_sig_{name}"))
     exprs.append(year_expr(pl.col("date")).alias("_year"))
-    exprs.append(_norm("incident_severity").alias("_sev"))
+    exprs.append(_age_expr(policy).alias("_age"))
+    sev = _norm(policy.severity_field) if policy.severity_field in columns else pl.lit(None, dtype=pl.Utf8)
+    exprs.append(sev.alias("_sev"))
     return exprs
+
+
+def _age_expr(policy: Policy) -> pl.Expr:
+    """Age of each review for the recency bands: whole years against the reference year, or
+    exact years (days / 365.25) against the policy's reference date; null when unknown."""
+    r = policy.recency
+    if r is None:
+        return pl.lit(None, dtype=pl.Float64)
+    if r.reference_date is not None:
+        day = pl.col("date").cast(pl.Utf8).str.slice(0, 10).str.to_date("%Y-%m-%d", strict=False)
+        return (pl.lit(r.reference_date).str.to_date("%Y-%m-%d") - day).dt.total_days() / 365.25
+    if r.reference_year is None:
+        return pl.lit(None, dtype=pl.Float64)
+    return r.reference_year - year_expr(pl.col("date"))
+
+
+def by_k_expr(default: float, by_k: ByK) -> pl.Expr:
+    """The threshold of every row's K (column ``k``; null = all reviews uses the default)."""
+    expr: pl.Expr = pl.lit(default)
+    for kk, value in reversed(by_k):
+        expr = pl.when(pl.col("k") == kk).then(pl.lit(value)).otherwise(expr)
+    return expr
+
+
+def condition_expr(cond: Condition, column: str) -> pl.Expr:
+    """Whether a condition holds on every row (restaurant × K), its value read from ``column``."""
+    value = pl.col(column).fill_null(0) if column != "score" else pl.col("score")
+    if cond.score_at_most is not None:
+        return value <= by_k_expr(cond.score_at_most, cond.score_by_k)
+    if cond.score_at_least is not None:
+        return value >= by_k_expr(cond.score_at_least, cond.score_by_k)
+    return value >= by_k_expr(cond.at_least, cond.at_least_by_k)
 
 
 def _points_columns(policy: Policy, discard: pl.Expr) -> list[pl.Expr]:
@@ -65,13 +99,13 @@ def _points_columns(policy: Policy, discard: pl.Expr) -> list[pl.Expr]:
     weight = pl.lit(1.0)
     r = policy.recency
     if r is not None:
-        age = r.reference_year - pl.col("_year")
+        age = pl.col("_age")
         banded: pl.Expr = pl.lit(r.bands[-1][1])
         for max_age, w in reversed(r.bands):  # built from the last band, so the first band wins
             banded = pl.when(pl.lit(True) if max_age is None else age <= max_age).then(w).otherwise(banded)
-        weight = pl.when(pl.col("_year").is_null()).then(1.0).otherwise(banded)
+        weight = pl.when(age.is_null()).then(1.0).otherwise(banded)
         if r.discard_older_than is not None:
-            old = pl.col("_year").is_not_null() & (age > r.discard_older_than)
+            old = age.is_not_null() & (age > r.discard_older_than)
             weight = pl.when(discard & old).then(0.0).otherwise(weight)
     modifiers = pl.concat_list(labels).list.drop_nulls() if labels else pl.lit([], dtype=pl.List(pl.Utf8))
     return [
@@ -85,7 +119,7 @@ def _condition_exprs(policy: Policy, columns: list[str]) -> list[pl.Expr]:
     exprs = []
     for i, rule in enumerate(policy.rules):
         for j, cond in enumerate(rule.conditions):
-            if cond.score_at_least is not None:
+            if cond.is_score:
                 continue
             flag = pl.col("_inc") if cond.count == "incidents" else pl.lit(True)
             flag = flag & match_expr(cond.where, columns)
@@ -98,11 +132,12 @@ def _condition_exprs(policy: Policy, columns: list[str]) -> list[pl.Expr]:
 def _verdict_exprs(policy: Policy) -> tuple[pl.Expr, pl.Expr]:
     pairs = []
     for i, rule in enumerate(policy.rules):
-        for j, cond in enumerate(rule.conditions):
-            if cond.score_at_least is not None:
-                pairs.append((pl.col("score") >= cond.score_at_least, rule.verdict, cond.text))
-            else:
-                pairs.append((pl.col(f"_c{i}_{j}").fill_null(0) >= cond.at_least, rule.verdict, cond.text))
+        holds = [condition_expr(c, "score" if c.is_score else f"_c{i}_{j}") for j, c in enumerate(rule.conditions)]
+        if rule.logic == "all":
+            if holds:
+                pairs.append((pl.all_horizontal(holds), rule.verdict, " and ".join(c.text for c in rule.conditions)))
+            continue
+        pairs.extend((h, rule.verdict, c.text) for h, c in zip(holds, rule.conditions, strict=True))
     verdict: pl.Expr = pl.lit(policy.default_verdict)
     rule_text: pl.Expr = pl.lit(None, dtype=pl.Utf8)
     for holds, value, text in reversed(pairs):  # built from the last rule, so the first match wins
@@ -115,30 +150,43 @@ def _discard_flags(policy: Policy, reviews: pl.DataFrame, ks: list[int | None]) 
     r = policy.recency
     if r is None or r.discard_signal is None:
         return None
-    improved = (
-        pl.col(f"_sig_{r.discard_signal}") & pl.col("_year").is_not_null()
-        & ((r.reference_year - pl.col("_year")) <= r.discard_within)
-    )
+    improved = pl.col(f"_sig_{r.discard_signal}") & pl.col("_age").is_not_null() & (pl.col("_age") <= r.discard_within)
     counts = aggregate_by_k(reviews, [improved.sum().alias("_improved")], ks)
     return counts.select("business_id", "_limit", (pl.col("_improved") >= r.discard_min_reviews).alias("_discard"))
 
 
 def compute_policy_gt_frame(
-    judgments: pl.DataFrame, restaurants: pl.DataFrame, policy: Policy | str, ks: KSpec
+    judgments: pl.DataFrame, restaurants: pl.DataFrame, policy: Policy | str, ks: KSpec,
+    *, reference_year: int | None = None,
 ) -> pl.DataFrame:
     """Policy GT of every restaurant for every K (set-wise; same result as ``Policy.evaluate``).
+
+    Per-K thresholds are whole-column expressions on ``k``; a policy with a relevance field
+    looks only at judgments where it is true. ``reference_year`` is the recency reference when
+    the policy sets none (default: the newest year among the judgments' dates; the workspace
+    wrapper passes the dataset's newest review year); the frame then has a ``reference_year``
+    column recording it.
 
     Returns:
         business_id, name, categories, k, n_reviews, n_judgments, n_incidents, score, verdict,
         triggered_rule, cuisine_modifier, incidents (list of {review_id, idx, severity,
-        base_points, modifiers, total_points}), policy_id, formula_version; sorted by (k, name).
+        base_points, modifiers, total_points}), policy_id, formula_version (+ reference_year);
+        sorted by (k, name).
     """
     from core.ground_truth.policies import get_policy
 
     p = get_policy(policy) if isinstance(policy, str) else policy
     klist = normalize_ks(ks)
-    valid = prepare_judgments(judgments, ("incident_severity",))
+    valid = prepare_judgments(judgments, ())
     rest = prepare_restaurants(restaurants, valid)
+    used_reference = None
+    if p.needs_reference:
+        used_reference = reference_year if reference_year is not None else newest_year(valid)
+        if used_reference is not None:
+            p = p.with_reference_year(used_reference)
+    if p.relevance_field is not None:
+        relevant = _norm(p.relevance_field) == "true" if p.relevance_field in valid.columns else pl.lit(False)
+        valid = valid.filter(relevant.fill_null(False))
     reviews = valid.with_columns(_review_columns(p, valid.columns))
     discard = _discard_flags(p, reviews, klist)
     rows = reviews.lazy().join(k_frame(klist).lazy(), how="cross").filter(pl.col("idx") < pl.col("_limit"))
@@ -184,4 +232,14 @@ def compute_policy_gt_frame(
     )
     cols = ["business_id", "name", "categories", "k", "n_reviews", "n_judgments", "n_incidents", "score", "verdict",
             "triggered_rule", "cuisine_modifier", "incidents", "policy_id", "formula_version"]
+    if p.needs_reference or used_reference is not None:
+        frame = frame.with_columns(pl.lit(used_reference, dtype=pl.Int64).alias("reference_year"))
+        cols.append("reference_year")
     return frame.select(cols).sort(["k", "name", "business_id"], nulls_last=True)
+
+
+def newest_year(judgments: pl.DataFrame) -> int | None:
+    """The newest readable year among the judgments' dates (None without any)."""
+    if "date" not in judgments.columns or judgments.height == 0:
+        return None
+    return judgments.select(year_expr(pl.col("date")).max()).item()
