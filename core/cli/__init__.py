@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import sys
 from typing import Any
@@ -53,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.workspace = Workspace.resolve(args.workspace)
+    # One workspace per CLI process: tasks and policies of its tasks/ and policies/ folders resolve
+    # wherever a task or policy is looked up by name.
+    os.environ["WORKBENCH_WORKSPACE"] = str(args.workspace.root)
     try:
         code = args.func(args)
     except (WorkbenchError, ValueError, FileNotFoundError) as exc:

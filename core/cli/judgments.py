@@ -14,8 +14,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judgments", help="import, export and list stored judgments")
     cmds = p.add_subparsers(dest="judgments_command", metavar="ACTION", required=True)
 
-    imp = cmds.add_parser("import", help="import an xnot judgments.json (creates the dataset if missing)")
-    imp.add_argument("path", help="judgments.json in the xnot layout (SPEC §2.4)")
+    imp = cmds.add_parser("import", help="import an xnot judgments.json (creates the dataset if missing) or a "
+                                         "generic JSONL of any task")
+    imp.add_argument("path", help="judgments.json in the xnot layout, or JSONL {business_id, review_id, fields} (SPEC §2.4)")
     imp.add_argument("--task", required=True)
     imp.add_argument("--dataset", required=True)
     imp.add_argument("--judge", help="judge id to store them under (default: xnot-import-<prompt version>)")
@@ -42,6 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from core.generic_judgments import is_generic_layout
+
+    if is_generic_layout(args.path):
+        return _run_import_generic(args)
     with cli_progress("import", enabled=not args.no_progress and not args.json) as progress:
         report = import_xnot_judgments(args.workspace, args.path, task=args.task, dataset=args.dataset,
                                        judge=args.judge, progress=progress)
@@ -50,6 +55,18 @@ def run_import(args: argparse.Namespace) -> int:
                        f"as {report['judge']} into {report['dataset']}/{report['task']}{created}: "
                        f"{report['appended']:,} new, {report['unchanged']:,} unchanged, "
                        f"{report['parse_errors']:,} parse errors")
+    return 0
+
+
+def _run_import_generic(args: argparse.Namespace) -> int:
+    from core.generic_judgments import import_generic_judgments
+
+    if not args.judge:
+        raise ValueError("--judge is required for the generic JSONL layout")
+    report = import_generic_judgments(args.workspace, args.path, task=args.task, dataset=args.dataset, judge=args.judge)
+    emit(args, report, f"imported {report['judgments']:,} judgments as {report['judge']} into "
+                       f"{report['dataset']}/{report['task']}: {report['appended']:,} stored, "
+                       f"{report['parse_errors']:,} parse errors" + "".join(f"\n  {e}" for e in report["errors"]))
     return 0
 
 
