@@ -191,6 +191,7 @@ class _Builder:
             self.scoring(policy, normative["scoring"], rules, verdicts, firsthand)
         else:
             policy["rules"] = self.rules(rules, verdicts)
+            self.evidence(policy)
         kw = list(dict.fromkeys(k for k in self.keywords if len(k) >= 3))
         return Imported(policy_id, m.group(1), policy, self.fields, overview, kw, self.warnings)
 
@@ -217,6 +218,17 @@ class _Builder:
             out.append({"verdict": rule["verdict"], "label": str(rule.get("label", rule["verdict"])),
                         "logic": logic.lower(), "conditions": conds})
         return out
+
+    def evidence(self, policy: dict[str, Any]) -> None:
+        """A rule policy's incidents (the evidence listed in its GT file): the relevant reviews
+        that some condition counts; their "severity" is the field most conditions filter on."""
+        filters = [c["where"] for r in policy["rules"] for c in r["conditions"]]
+        names = [n for f in filters for n in f if n not in ("account_type", RELEVANCE_FIELD)]
+        if not names:
+            return
+        policy["severity_field"] = max(dict.fromkeys(names), key=names.count)
+        policy["incident"] = {"any": [dict(f, **c.get("requires", {})) for r in policy["rules"]
+                                      for c in r["conditions"] for f in [c["where"]]]}
 
     def condition(self, cond: dict[str, Any], where: str) -> dict[str, Any]:
         _unknown(cond, CONDITION_KEYS, self.src, where)
@@ -464,8 +476,7 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
         written: list[Imported] = []
         for item in items:
             target = policy_dir / f"{item.policy_id}.yaml"
-            text = f"# Imported from {item.policy['origin']} by `python -m core policies import`.\n" + yaml.safe_dump(
-                item.policy, sort_keys=False, allow_unicode=True, width=110)
+            text = f"# Imported from {item.policy['origin']} by `python -m core policies import`.\n" + _dump(item.policy)
             try:
                 _validate(text, target, load_policy_file)
             except DataError as exc:
@@ -475,11 +486,22 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
             written.append(item)
             report.imported.append(item.policy_id)
         if written:
-            doc = yaml.safe_dump(task_document(topic, written, existing), sort_keys=False, allow_unicode=True, width=110)
+            doc = _dump(task_document(topic, written, existing))
             _validate(doc, task_path, load_task_file)
             write_text_atomic(task_path, doc)
             report.tasks.append(topic)
     return report
+
+
+class _PlainDumper(yaml.SafeDumper):
+    """YAML without anchors/aliases: every list written out where it is used."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _dump(doc: Any) -> str:
+    return yaml.dump(doc, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=110)
 
 
 def _validate(text: str, target: Path, loader: Any) -> None:

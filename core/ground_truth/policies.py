@@ -225,6 +225,7 @@ class Policy:
     severity_field: str = "incident_severity"
     relevance_field: str | None = None  # when set, only judgments with this field true count
     origin: str = ""  # e.g. "ADDM G1/dietary/V2.yaml" for an imported policy
+    incident_any: tuple[Match, ...] = ()  # when given, an incident must also match one of these
 
     def __post_init__(self) -> None:
         # Deeply immutable: tables are read-only mappings (issue 10), everything else tuples.
@@ -255,7 +256,8 @@ class Policy:
     def is_incident(self, review: Mapping[str, Any]) -> bool:
         """Firsthand with a severity (per ``incident.when``) and not excluded by ``incident.unless``."""
         unless = bool(self.incident_unless) and matches(self.incident_unless, review)
-        return matches(self.incident_when, review) and not unless
+        alternatives = not self.incident_any or any(matches(m, review) for m in self.incident_any)
+        return matches(self.incident_when, review) and alternatives and not unless
 
     def review_signals(self, review: Mapping[str, Any]) -> set[str]:
         """Names of the signals that hold on one judged review."""

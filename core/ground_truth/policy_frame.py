@@ -45,7 +45,10 @@ def match_expr(match: Match, columns: list[str]) -> pl.Expr:
 
 def _review_columns(policy: Policy, columns: list[str]) -> list[pl.Expr]:
     unless = match_expr(policy.incident_unless, columns) if policy.incident_unless else pl.lit(False)
-    exprs = [(match_expr(policy.incident_when, columns) & ~unless).alias("_inc")]
+    inc = match_expr(policy.incident_when, columns) & ~unless
+    if policy.incident_any:
+        inc = inc & pl.any_horizontal([match_expr(m, columns) for m in policy.incident_any])
+    exprs = [inc.alias("_inc")]
     for name, signal in policy.signals.items():
         alts = [match_expr(m, columns) for m in signal.any_of]
         exprs.append((pl.any_horizontal(alts) if alts else pl.lit(False)).alias(f"_sig_{name}"))

@@ -108,6 +108,7 @@ def _build(data: dict[str, Any]) -> Policy:
         title=data.get("title", ""), description=(data.get("description") or "").strip(),
         incident_when=_match(incident.get("when"), src, "incident.when"),
         incident_unless=_match(incident.get("unless"), src, "incident.unless"),
+        incident_any=tuple(_match(m, src, f"incident.any[{i}]") for i, m in enumerate(incident.get("any") or [])),
         signals=signals, severity_points={k: float(v) for k, v in (scoring.get("severity_points") or {}).items()},
         modifiers=tuple(modifiers), restaurant_modifiers=restaurant_mods, recency=_recency(scoring, signals, src),
         rules=tuple(rules), default_verdict=default_verdict, source=src,
