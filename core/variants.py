@@ -111,8 +111,15 @@ def committed_constants(definition: str | Formula | Policy) -> dict[str, float]:
     flat.update({f"RESTAURANT.{m.label}": m.points for m in d.restaurant_modifiers})
     for rule in d.rules:
         for n, cond in enumerate(rule.conditions):
+            key = f"RULE.{rule.verdict}.{n}"
             if cond.score_at_least is not None:
-                flat[f"RULE.{rule.verdict}.{n}"] = cond.score_at_least
+                flat[key] = cond.score_at_least
+            elif cond.score_at_most is not None:
+                flat[key] = cond.score_at_most
+            else:
+                flat[key] = int(cond.at_least)
+            for k, value in (cond.score_by_k if cond.is_score else cond.at_least_by_k):
+                flat[f"{key}.K{k}"] = int(value) if not cond.is_score else value
     return flat
 
 
@@ -165,14 +172,30 @@ def policy_with_changes(policy: Policy, changes: Mapping[str, float]) -> Policy:
                   for m in policy.restaurant_modifiers)
     rules = tuple(
         dataclasses.replace(rule, conditions=tuple(
-            dataclasses.replace(c, score_at_least=float(changes[f"RULE.{rule.verdict}.{n}"]))
-            if f"RULE.{rule.verdict}.{n}" in changes else c
-            for n, c in enumerate(rule.conditions)
+            _condition_with_changes(c, f"RULE.{rule.verdict}.{n}", changes) for n, c in enumerate(rule.conditions)
         ))
         for rule in policy.rules
     )
     return dataclasses.replace(policy, severity_points=points, modifiers=mods, restaurant_modifiers=rmods,
                                rules=rules, version=f"{policy.version}+whatif")
+
+
+def _condition_with_changes(cond: Any, key: str, changes: Mapping[str, float]) -> Any:
+    """A rule condition with a changed default threshold (``key``) and per-K thresholds (``key.K<k>``)."""
+    out = cond
+    if key in changes:
+        value = changes[key]
+        if cond.score_at_least is not None:
+            out = dataclasses.replace(out, score_at_least=float(value))
+        elif cond.score_at_most is not None:
+            out = dataclasses.replace(out, score_at_most=float(value))
+        else:
+            out = dataclasses.replace(out, at_least=int(value))
+    by_k = cond.score_by_k if cond.is_score else cond.at_least_by_k
+    if any(f"{key}.K{k}" in changes for k, _ in by_k):
+        new = tuple((k, changes.get(f"{key}.K{k}", v)) for k, v in by_k)
+        out = dataclasses.replace(out, **({"score_by_k": new} if cond.is_score else {"at_least_by_k": new}))
+    return out
 
 
 def whatif_definition(

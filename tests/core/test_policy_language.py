@@ -249,3 +249,25 @@ def test_imported_policies_do_not_leak_into_other_workspaces(imported, tmp_path)
     other = Workspace(tmp_path)
     assert "G1_dietary_V1" not in {p.policy_id for p in list_policies(ws=other)}
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_whatif_edits_per_k_thresholds_and_points(imported):
+    from core.variants import committed_constants, whatif_definition
+
+    ws, _ = imported
+    p = get_policy("G2_business_V3", ws=ws)
+    flat = committed_constants(p)
+    assert (flat["RULE.Not Recommended.0"], flat["RULE.Not Recommended.0.K25"], flat["SEVERITY.positive"]) == (170, 70, 15)
+    good = {"meeting_outcome": "positive", "service_efficiency": "efficient"}
+    # 5 × 18 = 90 → Acceptable at K25 (see above); lowering Recommended's K25 threshold to 90 → Recommended
+    changed, _ = whatif_definition(p, {**flat, "RULE.Recommended.0.K25": 90})
+    assert verdicts_by_k(changed, [good] * 5)[25] == ("Recommended", 90)
+    # positive worth 30: 5 × (30 + 3) = 165 ≥ 150 → Recommended
+    changed, _ = whatif_definition(p, {**flat, "SEVERITY.positive": 30})
+    assert verdicts_by_k(changed, [good] * 5)[25] == ("Recommended", 165)
+    v1 = get_policy("G2_business_V1", ws=ws)
+    flat = committed_constants(v1)
+    assert flat["RULE.Recommended.2.K25"] == 4  # "efficient service ≥ 4 at K25"
+    changed, _ = whatif_definition(v1, {**flat, "RULE.Recommended.2.K25": 6})
+    eff = {"service_efficiency": "efficient"}
+    assert verdicts_by_k(v1, [eff] * 5)[25][0] == "Recommended" and verdicts_by_k(changed, [eff] * 5)[25][0] == "Acceptable"
