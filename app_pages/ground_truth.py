@@ -69,13 +69,13 @@ if not dataset:
     st.stop()
 
 # -- selection -------------------------------------------------------------------------------------
-tasks = task_ids()
+tasks = task_ids(ws)
 if st.session_state.get(K_TASK) not in tasks:
     st.session_state[K_TASK] = tasks[0]
 st.session_state.setdefault(K_KS, ["25", "50", "100", "200"])
 c_task, c_def, c_ks, c_judge = st.columns([1, 2, 3, 2])
 task = c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")
-defs = gt_views.definitions(task)
+defs = gt_views.definitions(task, ws)
 if st.session_state.get(K_DEF) not in defs:
     st.session_state[K_DEF] = defs[0]
 definition = c_def.selectbox("Formula / policy", defs, key=K_DEF, persist_state="session", help="Formulas (v1, v2) and point/rule policies "
@@ -159,12 +159,13 @@ base_key = (str(ws.root), dataset, task, judge, stamp, definition, tuple(ks))  #
 
 # -- distribution --------------------------------------------------------------------------------
 st.subheader("Verdicts by K")
-dist = distribution_by_k(frame)
+scale = gt_views.verdict_scale(definition)
+dist = distribution_by_k(frame, scale)
 flipping = gt_views.flips(frame)
 left, right = st.columns([2, 3], gap="large")
 with left:
     st.dataframe(dist.with_columns(pl.col("k").cast(pl.Utf8).fill_null("all").alias("K")).select(
-        "K", "Low", "High", "Critical", "total"), hide_index=True, width="stretch", key="gt.dist")
+        "K", *dist.columns[1:]), hide_index=True, width="stretch", key="gt.dist")
     a, b = st.columns(2)
     a.metric("Restaurants", f"{frame['business_id'].n_unique():,}")
     b.metric("Verdict changes with K", f"{flipping.height:,}",
@@ -172,7 +173,7 @@ with left:
     st.caption(f"Judge `{judge}` · judgments sha256 `{frame['judgments_sha256'][0][:12]}…` · "
                f"formula version `{frame['formula_version'][0]}`")
 with right:
-    st.vega_lite_chart(_spec(("dist", *base_key), lambda: charts.distribution_chart(dist)), key="gt.dist_chart")
+    st.vega_lite_chart(_spec(("dist", *base_key), lambda: charts.distribution_chart(dist, scale)), key="gt.dist_chart")
 
 # -- restaurant × K grid ---------------------------------------------------------------------------
 st.subheader("Restaurant × K")
@@ -201,7 +202,7 @@ with grid_col:
     else:
         long = gt_views.grid_long(frame, shown["business_id"].to_list())
         grid_key = ("grid", *base_key, tuple(shown["business_id"].to_list()))
-        st.vega_lite_chart(_spec(grid_key, lambda: charts.verdict_grid_chart(long, shown["name"].to_list())),
+        st.vega_lite_chart(_spec(grid_key, lambda: charts.verdict_grid_chart(long, shown["name"].to_list(), scale)),
                            key=K_GRID, width="content", on_select=_on_grid_select, selection_mode=charts.SELECTION)
         st.caption(f"{shown.height} of {grid.height} restaurants · colour = verdict, number = score. Hover for "
                    "details; click a cell to show that restaurant on the right.")
@@ -219,7 +220,7 @@ with detail_col:
         gt_views.verdict_grid(frame).filter(pl.col("business_id") == business_id)["path"].to_list()
     st.caption("Verdict along K: " + gt_views.md_escape(path[0]))
     st.vega_lite_chart(_spec(("score", *base_key, business_id),
-                             lambda: charts.score_chart(series, gt_views.thresholds(definition))), key="gt.score_chart")
+                             lambda: charts.score_chart(series, gt_views.thresholds(definition), verdicts=scale)), key="gt.score_chart")
     st.markdown("**Open the trace**: every number of this restaurant back to its reviews")
     link_cols = st.columns(min(4, series.height))
     for i, row in enumerate(series.iter_rows(named=True)):

@@ -116,7 +116,7 @@ def _badges(fields: dict) -> str:
 
 
 def _override_form(card: gt_views.ReviewCard, root_before) -> None:
-    spec = get_task(task)
+    spec = get_task(task, ws)
     with st.form(f"trace.override_form.{card.idx}"):
         st.markdown(f"**Correct the judgment of idx {card.idx}** (stored apart; the judge's record is kept)")
         cols = st.columns(len(spec.fields))
@@ -187,7 +187,7 @@ if not dataset:
 if linked and linked != sidebar:
     st.caption(f"Dataset `{dataset}` from the link (the sidebar shows `{sidebar}`).")
 
-tasks = task_ids()
+tasks = task_ids(ws)
 if st.session_state.get(K_TASK) not in tasks:
     st.session_state[K_TASK] = tasks[0]
 task = st.session_state[K_TASK]
@@ -199,7 +199,7 @@ if not judges:
     st.stop()
 if st.session_state.get(K_JUDGE) not in judges:
     st.session_state[K_JUDGE] = None
-defs = gt_views.definitions(task)
+defs = gt_views.definitions(task, ws)
 if st.session_state.get(K_DEF) not in defs:
     st.session_state[K_DEF] = defs[0]
 k_options = list(dict.fromkeys([*DEFAULT_KS, str(st.session_state.get(K_K) or "50"), "all"]))

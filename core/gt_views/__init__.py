@@ -27,6 +27,7 @@ from core.gt_views.grid import (
     trace_url,
     verdict_grid,
     verdict_moves,
+    verdict_scale,
     with_score,
 )
 from core.gt_views.loaders import (
@@ -71,5 +72,5 @@ __all__ = [
     "highlight_segments", "highlight_spans", "judging_status", "k_order", "kchange_frames", "label", "load_inputs",
     "md_escape", "parse_ks", "primitive_table", "primitives_with_reviews", "restaurant_info", "restaurant_inputs",
     "review_cards", "review_texts", "run_index_and_judge", "score_series", "thresholds", "trace_params",
-    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "with_score", "worked_line",
+    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_scale", "with_score", "worked_line",
 ]

@@ -172,8 +172,15 @@ def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list
     if isinstance(d, Formula):
         c = d.resolve_constants(constants)
         return [(VERDICTS[1], float(c["HIGH_THRESHOLD"])), (VERDICTS[2], float(c["CRITICAL_THRESHOLD"]))]
-    found = [(r.verdict, c.score_at_least) for r in d.rules for c in r.conditions if c.score_at_least is not None]
+    found = [(r.verdict, c.score_at_least if c.score_at_least is not None else c.score_at_most)
+             for r in d.rules for c in r.conditions if c.is_score]
     return sorted(((v, float(s)) for v, s in found), key=lambda t: t[1])
+
+
+def verdict_scale(definition: Any) -> tuple[str, ...]:
+    """The ordered verdict scale (lowest first) of a formula or policy."""
+    d = get_definition(definition)
+    return VERDICTS if isinstance(d, Formula) else d.verdicts
 
 
 def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int | None, layout: str,
@@ -194,7 +201,8 @@ def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int |
             raise ValueError("the ADDM layout of a formula GT needs the judgments and the restaurants "
                              "(to list incidents, categories and review counts)")
         rows = with_addm_columns(rows, judgments, restaurants, definition, [k])
-    payload = gt_payload(rows, layout=layout, task=task, k=k)
+    d = get_definition(definition)
+    payload = gt_payload(rows, layout=layout, task=task, k=k, policy=None if isinstance(d, Formula) else d)
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
     return gt_filename(definition, k, layout), text.encode("utf-8")
 
@@ -205,7 +213,8 @@ def compare_distributions(committed: pl.DataFrame, whatif: pl.DataFrame) -> pl.D
     parts = []
     for version, frame in (("committed", committed), ("what-if", whatif)):
         counts = frame.group_by("k", "verdict").len("count")
-        grid = frame.select("k").unique().join(pl.DataFrame({"verdict": list(VERDICTS)}), how="cross")
+        scale = verdict_scale(frame["policy_id"][0]) if "policy_id" in frame.columns and frame.height else VERDICTS
+        grid = frame.select("k").unique().join(pl.DataFrame({"verdict": list(scale)}), how="cross")
         parts.append(grid.join(counts, on=["k", "verdict"], how="left", nulls_equal=True)
                      .with_columns(pl.col("count").fill_null(0).cast(pl.Int64), pl.lit(version).alias("version")))
     out = pl.concat(parts)

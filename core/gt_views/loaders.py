@@ -49,9 +49,9 @@ def data_stamp(ws: Workspace, dataset: str, task: str) -> Stamp:
     return tuple(out)
 
 
-def definitions(task: str) -> list[str]:
-    """Names of the task's formulas (v1, v2) then policies (G1_allergy_V2 …)."""
-    return [f.name for f in list_formulas(task)] + [p.policy_id for p in list_policies(task)]
+def definitions(task: str, ws: Workspace | None = None) -> list[str]:
+    """Names of the task's formulas (v1, v2) then policies (G1_allergy_V2 …, and the workspace's)."""
+    return [f.name for f in list_formulas(task)] + [p.policy_id for p in list_policies(task, ws=ws)]
 
 
 def describe(definition: str) -> str:

@@ -19,7 +19,14 @@ import polars as pl
 from core.ground_truth import KChange, TraceNode
 
 NEUTRAL = frozenset({"n_allergy_reviews", "n_judgments"})  # every judged review counts here
-VERDICT_COLORS = {"Low Risk": "green", "High Risk": "orange", "Critical Risk": "red"}
+class _BadgeColors(dict):
+    """Badge colour of a verdict: the risk colours, and blue for any other scale's labels."""
+
+    def __missing__(self, key: str) -> str:
+        return "blue"
+
+
+VERDICT_COLORS = _BadgeColors({"Low Risk": "green", "High Risk": "orange", "Critical Risk": "red"})
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 _SPLIT_EXCERPT = re.compile(r"\.\.\.|…|\n")
 _QUOTES = " \t\r\n\"'“”‘’"
