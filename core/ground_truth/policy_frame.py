@@ -12,11 +12,15 @@ import polars as pl
 
 from core.ground_truth.compute import KSpec, normalize_ks
 from core.ground_truth.engine import (
+    K_ALL_LIMIT,
     aggregate_by_k,
+    aggregate_cumulative,
+    encode_restaurants,
     k_frame,
     prepare_judgments,
     prepare_restaurants,
     restaurant_k_grid,
+    sorted_ks,
 )
 from core.ground_truth.formulas import year_expr
 
@@ -39,8 +43,34 @@ def match_expr(match: Match, columns: list[str]) -> pl.Expr:
     for name, values in match:
         if name not in columns:
             return pl.lit(False)
-        parts.append(_norm(name).is_in(list(values)).fill_null(False))
+        value = pl.col(f"_n_{name}") if f"_n_{name}" in columns else _norm(name)
+        parts.append(value.is_in(list(values)).fill_null(False))
     return pl.all_horizontal(parts) if parts else pl.lit(True)
+
+
+def referenced_fields(policy: Policy) -> list[str]:
+    """Every judgment field a policy compares (incident, signals, conditions, severity)."""
+    matches = [policy.incident_when, policy.incident_unless, *policy.incident_any,
+               *(m for s in policy.signals.values() for m in s.any_of),
+               *(c.where for r in policy.rules for c in r.conditions)]
+    names = [name for m in matches for name, _ in m]
+    extra = [policy.relevance_field] if policy.relevance_field else []
+    return list(dict.fromkeys([*names, policy.severity_field, *extra]))
+
+
+def normalized_columns(policy: Policy, frame: pl.DataFrame) -> pl.DataFrame:
+    """The frame plus ``_n_<field>`` (stripped, lower-cased text) of every field the policy
+    compares: each string column is normalised once, not once per condition."""
+    exprs = []
+    for f in (f for f in referenced_fields(policy) if f in frame.columns):
+        text = frame[f].cast(pl.Utf8)
+        distinct = text.unique()
+        normal = distinct.str.strip_chars().str.to_lowercase()
+        if (distinct.eq_missing(normal)).all():  # stored judgments are normalised already: no copy
+            exprs.append(pl.col(f).cast(pl.Utf8).alias(f"_n_{f}"))
+        else:
+            exprs.append(_norm(f).alias(f"_n_{f}"))
+    return frame.with_columns(exprs)
 
 
 def _review_columns(policy: Policy, columns: list[str]) -> list[pl.Expr]:
@@ -52,9 +82,9 @@ def _review_columns(policy: Policy, columns: list[str]) -> list[pl.Expr]:
     for name, signal in policy.signals.items():
         alts = [match_expr(m, columns) for m in signal.any_of]
         exprs.append((pl.any_horizontal(alts) if alts else pl.lit(False)).alias(f"_sig_{name}"))
-    exprs.append(year_expr(pl.col("date")).alias("_year"))
     exprs.append(_age_expr(policy).alias("_age"))
-    sev = _norm(policy.severity_field) if policy.severity_field in columns else pl.lit(None, dtype=pl.Utf8)
+    sev = pl.col(f"_n_{policy.severity_field}") if f"_n_{policy.severity_field}" in columns else (
+        _norm(policy.severity_field) if policy.severity_field in columns else pl.lit(None, dtype=pl.Utf8))
     exprs.append(sev.alias("_sev"))
     return exprs
 
@@ -118,8 +148,9 @@ def _points_columns(policy: Policy, discard: pl.Expr) -> list[pl.Expr]:
     ]
 
 
-def _condition_exprs(policy: Policy, columns: list[str]) -> list[pl.Expr]:
-    exprs = []
+def _condition_flags(policy: Policy, columns: list[str]) -> list[tuple[str, pl.Expr]]:
+    """(column, per-review flag) of every count condition: the review counts towards it."""
+    flags = []
     for i, rule in enumerate(policy.rules):
         for j, cond in enumerate(rule.conditions):
             if cond.is_score:
@@ -128,8 +159,12 @@ def _condition_exprs(policy: Policy, columns: list[str]) -> list[pl.Expr]:
             flag = flag & match_expr(cond.where, columns)
             for s in cond.signals:
                 flag = flag & pl.col(f"_sig_{s}")
-            exprs.append(flag.sum().alias(f"_c{i}_{j}"))
-    return exprs
+            flags.append((f"_c{i}_{j}", flag))
+    return flags
+
+
+def _condition_exprs(policy: Policy, columns: list[str]) -> list[pl.Expr]:
+    return [flag.sum().alias(name) for name, flag in _condition_flags(policy, columns)]
 
 
 def _verdict_exprs(policy: Policy) -> tuple[pl.Expr, pl.Expr]:
@@ -180,39 +215,23 @@ def compute_policy_gt_frame(
 
     p = get_policy(policy) if isinstance(policy, str) else policy
     klist = normalize_ks(ks)
-    valid = prepare_judgments(judgments, ())
-    rest = prepare_restaurants(restaurants, valid)
+    valid = prepare_judgments(judgments, (), check_keys=False)  # keys: checked in the aggregation paths
+    rest = prepare_restaurants(restaurants)
     used_reference = None
     if p.needs_reference:
         used_reference = reference_year if reference_year is not None else newest_year(valid)
         if used_reference is not None:
             p = p.with_reference_year(used_reference)
+    valid = normalized_columns(p, valid)
     if p.relevance_field is not None:
-        relevant = _norm(p.relevance_field) == "true" if p.relevance_field in valid.columns else pl.lit(False)
+        name = f"_n_{p.relevance_field}"
+        relevant = pl.col(name) == "true" if name in valid.columns else pl.lit(False)
         valid = valid.filter(relevant.fill_null(False))
     reviews = valid.with_columns(_review_columns(p, valid.columns))
-    discard = _discard_flags(p, reviews, klist)
-    rows = reviews.lazy().join(k_frame(klist).lazy(), how="cross").filter(pl.col("idx") < pl.col("_limit"))
-    if discard is not None:
-        rows = rows.join(discard.lazy(), on=["business_id", "_limit"], how="left")
-    rows = rows.with_columns(_points_columns(p, pl.col("_discard") if discard is not None else pl.lit(False)))
-    incident = pl.struct(
-        pl.col("review_id").cast(pl.Utf8), pl.col("idx"), pl.col("_sev").alias("severity"),
-        pl.col("_base").alias("base_points"), pl.col("_modifiers").alias("modifiers"),
-        pl.col("_points").alias("total_points"),
-    )
-    agg = (
-        rows.group_by("business_id", "_limit")
-        .agg(
-            pl.len().alias("n_judgments"),
-            pl.col("_inc").sum().alias("n_incidents"),
-            pl.col("_points").filter(pl.col("_inc")).sum().alias("_incident_points"),
-            incident.filter(pl.col("_inc")).sort_by(pl.col("idx").filter(pl.col("_inc"))).alias("incidents"),
-            *_condition_exprs(p, valid.columns),
-        )
-        .collect()
-    )
-    frame = restaurant_k_grid(rest, klist).join(agg, on=["business_id", "_limit"], how="left")
+    if p.recency is not None and p.recency.discard_signal is not None:
+        frame = _aggregate_cross_join(p, reviews, rest, klist, valid.columns)
+    else:
+        frame = _aggregate_bucketed(p, reviews, rest, klist, valid.columns)
     frame = frame.with_columns(
         pl.col("n_judgments").fill_null(0).cast(pl.Int64),
         pl.col("n_incidents").fill_null(0).cast(pl.Int64),
@@ -239,6 +258,64 @@ def compute_policy_gt_frame(
         frame = frame.with_columns(pl.lit(used_reference, dtype=pl.Int64).alias("reference_year"))
         cols.append("reference_year")
     return frame.select(cols).sort(["k", "name", "business_id"], nulls_last=True)
+
+
+def _incident_struct() -> pl.Expr:
+    return pl.struct(
+        pl.col("review_id").cast(pl.Utf8), pl.col("idx"), pl.col("_sev").alias("severity"),
+        pl.col("_base").alias("base_points"), pl.col("_modifiers").alias("modifiers"),
+        pl.col("_points").alias("total_points"),
+    )
+
+
+def _aggregate_bucketed(
+    p: Policy, reviews: pl.DataFrame, rest: pl.DataFrame, klist: list[int | None], columns: list[str],
+) -> pl.DataFrame:
+    """Counts and point sums with each review aggregated once into the bucket of the smallest K it
+    belongs to and accumulated over K (:func:`aggregate_cumulative`); only the incident rows are
+    listed once per restaurant. Restaurants × K, with ``_limit``."""
+    coded, crest = encode_restaurants(reviews, rest)
+    coded = coded.with_columns(_points_columns(p, pl.lit(False)))
+    ordered = sorted_ks(klist)
+    specs: dict[str, tuple[str, str, pl.Expr]] = {
+        "n_judgments": ("sum", "all", pl.lit(True)),
+        "n_incidents": ("sum", "all", pl.col("_inc")),
+        "_incident_points": ("sum", "all", pl.when(pl.col("_inc")).then(pl.col("_points")).otherwise(0.0)),
+        **{name: ("sum", "all", flag) for name, flag in _condition_flags(p, columns)},
+    }
+    sums = aggregate_cumulative(coded, specs, ordered, crest.height)
+    grid = pl.concat([crest.drop("_code").with_columns(pl.lit(k, dtype=pl.Int64).alias("k")) for k in ordered])
+    grid = grid.with_columns(*sums.values()).with_columns(pl.col("k").fill_null(K_ALL_LIMIT).alias("_limit"))
+    # Each restaurant's incidents once, sorted by idx; at K they are the first n_incidents(K).
+    per_code = coded.filter(pl.col("_inc")).group_by("_code").agg(_incident_struct().sort_by("idx").alias("incidents"))
+    lists = crest.select("_code").join(per_code, on="_code", how="left", maintain_order="left")["incidents"]
+    grid = grid.with_columns(pl.concat([lists] * len(ordered)).alias("_all_incidents"))
+    return grid.with_columns(pl.col("_all_incidents").list.head(pl.col("n_incidents")).alias("incidents"))
+
+
+def _aggregate_cross_join(
+    p: Policy, reviews: pl.DataFrame, rest: pl.DataFrame, klist: list[int | None], columns: list[str],
+) -> pl.DataFrame:
+    """The general path (reviews × K): needed when an incident's weight depends on K, as with
+    recency's "discard old incidents when recent reviews show improvement"."""
+    prepare_restaurants(rest, prepare_judgments(reviews, ()))  # unknown restaurants, repeated review keys
+    discard = _discard_flags(p, reviews, klist)
+    rows = reviews.lazy().join(k_frame(klist).lazy(), how="cross").filter(pl.col("idx") < pl.col("_limit"))
+    if discard is not None:
+        rows = rows.join(discard.lazy(), on=["business_id", "_limit"], how="left")
+    rows = rows.with_columns(_points_columns(p, pl.col("_discard") if discard is not None else pl.lit(False)))
+    agg = (
+        rows.group_by("business_id", "_limit")
+        .agg(
+            pl.len().alias("n_judgments"),
+            pl.col("_inc").sum().alias("n_incidents"),
+            pl.col("_points").filter(pl.col("_inc")).sum().alias("_incident_points"),
+            _incident_struct().filter(pl.col("_inc")).sort_by(pl.col("idx").filter(pl.col("_inc"))).alias("incidents"),
+            *_condition_exprs(p, columns),
+        )
+        .collect()
+    )
+    return restaurant_k_grid(rest, klist).join(agg, on=["business_id", "_limit"], how="left")
 
 
 def newest_year(judgments: pl.DataFrame) -> int | None:
