@@ -226,7 +226,7 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     returns the stats.
     """
     started = time.perf_counter()
-    specs = [get_task(t) for t in tasks] if tasks is not None else list_tasks()
+    specs = [get_task(t, ws) for t in tasks] if tasks is not None else list_tasks(ws)
     reviews_sha256 = _reviews_sha256(ws, dataset)
     # the reviews table is sorted by (business_id, idx) by contract (and locked)
     reviews = pl.read_parquet(ws.dataset_dir(dataset) / TABLES[1], columns=["business_id", "review_id", "idx", "text"])
@@ -237,7 +237,7 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     task_objs = {t.task_id: t for t in specs}
     if old is not None:
         index = index.with_columns(old.drop("text_hash"))
-        task_objs.update({c[3:]: get_task(c[3:]) for c in old.columns if c.startswith("kw_")})
+        task_objs.update({c[3:]: get_task(c[3:], ws) for c in old.columns if c.startswith("kw_")})
     stats = {
         "dataset": dataset, "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "reviews_sha256": reviews_sha256, "total_reviews": index.height,
@@ -294,7 +294,7 @@ def matched_reviews(ws: Workspace, dataset: str, task: str, *, with_text: bool =
     Columns: business_id, review_id, idx, text_hash, keywords_found; ``with_text`` adds text,
     date, stars, useful from the reviews table and name, categories from the restaurants table.
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     index = load_index(ws, dataset)
     col = kw_column(spec.task_id)
     if col not in index.columns:

@@ -63,6 +63,7 @@ class JudgmentField:
     description: str
     values: tuple[str, ...]
     meanings: tuple[tuple[str, str], ...]
+    cues: tuple[tuple[str, tuple[str, ...]], ...] = ()  # value -> phrases that signal it (offline cue judge)
 
     def meaning(self, value: str) -> str:
         """The documented meaning of ``value`` (KeyError for a value outside the enum)."""
@@ -196,7 +197,12 @@ def _parse_field(raw: Any, i: int, path: Path) -> JudgmentField:
     if not isinstance(values, dict) or not values:
         raise DataError("expected a mapping value -> meaning", path=path, field=f"{where}.values")
     meanings = tuple((_value_id(v), str(m)) for v, m in values.items())
-    return JudgmentField(name, str(raw.get("description", "")), tuple(v for v, _ in meanings), meanings)
+    cues_raw = raw.get("cues") or {}
+    if not isinstance(cues_raw, dict) or any(_value_id(v) not in dict(meanings) for v in cues_raw):
+        raise DataError("cues must map values of this field to phrases", path=path, field=f"{where}.cues")
+    cues = tuple((_value_id(v), tuple(str(c).lower() for c in (p if isinstance(p, list) else [p])))
+                 for v, p in cues_raw.items())
+    return JudgmentField(name, str(raw.get("description", "")), tuple(v for v, _ in meanings), meanings, cues)
 
 
 def _value_id(value: Any) -> str:

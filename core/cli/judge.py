@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="judge keyword-matched reviews (heuristic, any OpenAI-compatible model, ensembles)")
     p.add_argument("--dataset", help="dataset name")
     p.add_argument("--task", default="G1a", help="task id (default G1a)")
-    p.add_argument("--judge", choices=["heuristic", "openai"], default="heuristic", help="judge kind")
+    p.add_argument("--judge", choices=["heuristic", "cues", "openai"], default="heuristic",
+                   help="judge kind (cues: the offline phrase matcher of tasks whose fields list cues)")
     p.add_argument("--model", help="model id for --judge openai (default $WORKBENCH_JUDGE_MODEL)")
     p.add_argument("--seed", type=int, help="sampling seed sent with every request (part of the judge id)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the endpoint's)")
@@ -85,6 +86,10 @@ def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
         return build_ensemble(task, args.ensemble, openai_factory=openai_judge)
     if args.judge == "openai":
         return openai_judge(task, seed=args.seed)
+    if args.judge == "cues":
+        from core.judging.cues import CueJudge
+
+        return CueJudge(task)
     return HeuristicJudge(task)
 
 

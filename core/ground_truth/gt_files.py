@@ -197,12 +197,13 @@ def detect_layout(payload: Any, path: str | Path = "") -> str:
     raise DataError("unknown GT layout: neither ADDM (policy_id + ground_truth) nor xnot (formula_version)", path=path)
 
 
-def _check(payload: dict[str, Any], layout: str, path: str | Path) -> None:
+def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None = None) -> None:
+    """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies)."""
     scale = VERDICTS
     if layout == "addm" and payload.get("policy_id"):
         from core.ground_truth.policy_loader import policy_registry
 
-        registry = policy_registry()
+        registry = policy_registry(ws)
         if payload["policy_id"] in registry:
             scale = registry[payload["policy_id"]].verdicts
     for key, entry in payload["restaurants"].items():
@@ -220,12 +221,12 @@ def _check(payload: dict[str, Any], layout: str, path: str | Path) -> None:
                 raise DataError("an incident needs a severity", path=path, field=f"{where}.incidents[{i}]")
 
 
-def read_gt_file(path: str | Path) -> tuple[dict[str, Any], str]:
-    """(document, layout) of a GT file, validated."""
+def read_gt_file(path: str | Path, ws: Workspace | None = None) -> tuple[dict[str, Any], str]:
+    """(document, layout) of a GT file, validated (policies of ``ws`` known by their scale)."""
     path = Path(path)
     payload = read_json(path)
     layout = detect_layout(payload, path)
-    _check(payload, layout, path)
+    _check(payload, layout, path, ws)
     return payload, layout
 
 
@@ -234,7 +235,7 @@ def import_gt_file(ws: Workspace, source: str | Path, *, dataset: str | None = N
     from core.workspace import check_name
 
     source = Path(source)
-    payload, layout = read_gt_file(source)
+    payload, layout = read_gt_file(source, ws)
     folder = ws.gt_dir / "imported" / (check_name("dataset", dataset) if dataset else "unassigned")
     target = folder / source.name
     write_text_atomic(target, source.read_text(encoding="utf-8"))
@@ -267,7 +268,7 @@ def list_gt_files(ws: Workspace) -> list[dict[str, Any]]:
         if path.name.endswith(META_SUFFIX) or path.name.startswith("."):
             continue
         try:
-            payload, layout = read_gt_file(path)
+            payload, layout = read_gt_file(path, ws)
         except DataError:
             continue
         meta_path = path.with_name(path.name + META_SUFFIX)

@@ -101,7 +101,7 @@ def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: b
     from core.tasks import get_task
 
     progress = progress or no_progress
-    spec = get_task(task)
+    spec = get_task(task, ws)
     stats = index_stats(ws, dataset)
     built = None
     if not (stats and stats.get("current") and task in stats.get("tasks", {})):
