@@ -73,7 +73,7 @@ tasks = task_ids(ws)
 if st.session_state.get(K_TASK) not in tasks:
     st.session_state[K_TASK] = tasks[0]
 st.session_state.setdefault(K_KS, ["25", "50", "100", "200"])
-c_task, c_def, c_ks, c_judge = st.columns([1, 2, 3, 2])
+c_task, c_def, c_ks, c_judge = st.columns([2, 2, 3, 2])
 task = c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")
 defs = gt_views.definitions(task, ws)
 if st.session_state.get(K_DEF) not in defs:

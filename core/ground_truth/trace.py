@@ -302,8 +302,13 @@ def _condition_nodes(
             seen.add(name)
             holds = cond.holds_for(value, k)
             line = f"{rule.verdict} when {cond.describe(k)} at {at}" + (" (all conditions)" if rule.logic == "all" else "")
-            nodes.append(TraceNode(name, line, value, cond.threshold(k), (), reviews,
-                                   f"{fmt(value)} vs {fmt(cond.threshold(k))}: {'holds' if holds else 'does not hold'}"))
+            verdict = "holds" if holds else "does not hold"
+            if cond.is_score:  # the node is the threshold at this K; the score is its own node
+                nodes.append(TraceNode(name, line, cond.threshold(k), cond.threshold(k), (), reviews,
+                                       f"score {fmt(value)} vs {fmt(cond.threshold(k))}: {verdict}"))
+            else:
+                nodes.append(TraceNode(name, line, value, cond.threshold(k), (), reviews,
+                                       f"{fmt(value)} vs {fmt(cond.threshold(k))}: {verdict}"))
     return nodes
 
 

@@ -271,3 +271,24 @@ def test_whatif_edits_per_k_thresholds_and_points(imported):
     changed, _ = whatif_definition(v1, {**flat, "RULE.Recommended.2.K25": 6})
     eff = {"service_efficiency": "efficient"}
     assert verdicts_by_k(v1, [eff] * 5)[25][0] == "Recommended" and verdicts_by_k(changed, [eff] * 5)[25][0] == "Acceptable"
+
+
+def test_trace_of_a_rule_policy_shows_counts_against_thresholds_at_k(imported):
+    from core.ground_truth import trace_gt
+
+    ws, _ = imported
+    p = get_policy("G1_dietary_V1", ws=ws)
+    mod = {"incident_severity": "moderate", "account_type": "firsthand"}
+    rows = judgments([mod, mod, mod, {**mod, "is_relevant": "false"}])
+    root = trace_gt(rows, REST, "a", p, 100)
+    # K100: Critical "moderate ≥ 4" (3 < 4) fails; High "moderate ≥ 2" (default) holds → High
+    assert root.value == "High Risk" and root.note.startswith("triggered: 2 or more moderate dietary incidents")
+    assert "1 judgment(s) not relevant" in root.note
+    critical = root.find("count: 5 or more moderate dietary incidents")
+    assert (critical.value, critical.raw, critical.note) == (3, 4.0, "3 vs 4: does not hold")
+    assert critical.line == "Critical Risk when count ≥ 4 at K = 100"
+    high = root.find("count: 2 or more moderate dietary incidents")
+    assert (high.value, high.note) == (3, "3 vs 2: holds") and [r.idx for r in high.reviews] == [0, 1, 2]
+    v3 = trace_gt(rows, REST, "a", get_policy("G2_business_V3", ws=ws), 25)
+    node = v3.find("threshold: score ≤ 170 (per-K thresholds)")
+    assert (node.value, node.note) == (70.0, "score 0 vs 70: holds")  # no meeting outcome → score 0 ≤ 70
