@@ -141,7 +141,8 @@ def addm_payload(
                 **({"matched_rule": row.get("triggered_rule")} if is_policy else {}),
             },
         }
-    has_scoring, verdicts = True, VERDICTS
+    has_scoring = True
+    verdicts: tuple[str, ...] = VERDICTS
     if is_policy and definition:
         if policy is None:
             from core.ground_truth.policies import get_policy
@@ -199,7 +200,7 @@ def detect_layout(payload: Any, path: str | Path = "") -> str:
 
 def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None = None) -> None:
     """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies)."""
-    scale = VERDICTS
+    scale: tuple[str, ...] = VERDICTS
     if layout == "addm" and payload.get("policy_id"):
         from core.ground_truth.policy_loader import policy_registry
 

@@ -178,9 +178,9 @@ def _verdict_exprs(policy: Policy) -> tuple[pl.Expr, pl.Expr]:
         pairs.extend((h, rule.verdict, c.text) for h, c in zip(holds, rule.conditions, strict=True))
     verdict: pl.Expr = pl.lit(policy.default_verdict)
     rule_text: pl.Expr = pl.lit(None, dtype=pl.Utf8)
-    for holds, value, text in reversed(pairs):  # built from the last rule, so the first match wins
-        verdict = pl.when(holds).then(pl.lit(value)).otherwise(verdict)
-        rule_text = pl.when(holds).then(pl.lit(text)).otherwise(rule_text)
+    for held, value, text in reversed(pairs):  # built from the last rule, so the first match wins
+        verdict = pl.when(held).then(pl.lit(value)).otherwise(verdict)
+        rule_text = pl.when(held).then(pl.lit(text)).otherwise(rule_text)
     return verdict, rule_text
 
 

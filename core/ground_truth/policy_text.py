@@ -33,7 +33,7 @@ def condition_text(cond: Condition) -> dict[str, Any]:
 
 def describe_policy(policy: Policy) -> dict[str, Any]:
     """Every number and rule of ``policy`` as a JSON-ready dict, with ``lines`` to print."""
-    rules = [{"verdict": r.verdict, "logic": r.logic, "conditions": [condition_text(c) for c in r.conditions]}
+    rules: list[dict[str, Any]] = [{"verdict": r.verdict, "logic": r.logic, "conditions": [condition_text(c) for c in r.conditions]}
              for r in policy.rules]
     doc: dict[str, Any] = {
         "policy_id": policy.policy_id, "task": policy.task, "title": policy.title, "origin": policy.origin,

@@ -11,7 +11,7 @@ review texts from the dataset).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -277,7 +277,7 @@ def _trace_policy(
 
 
 def _condition_nodes(
-    policy: Policy, valid: list[dict[str, Any]], score: float, k: int | None, texts: Mapping[int, str] | None,
+    policy: Policy, valid: Sequence[Mapping[str, Any]], score: float, k: int | None, texts: Mapping[int, str] | None,
     names: tuple[str, ...] | None,
 ) -> list[TraceNode]:
     """One node per rule condition: its count (or the score) against its threshold at this K,
