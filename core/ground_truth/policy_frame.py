@@ -228,15 +228,21 @@ def compute_policy_gt_frame(
         relevant = pl.col(name) == "true" if name in valid.columns else pl.lit(False)
         valid = valid.filter(relevant.fill_null(False))
     reviews = valid.with_columns(_review_columns(p, valid.columns))
-    if p.recency is not None and p.recency.discard_signal is not None:
+    cross_join = p.recency is not None and p.recency.discard_signal is not None
+    if cross_join:
         frame = _aggregate_cross_join(p, reviews, rest, klist, valid.columns)
-    else:
+    else:  # rows come out in the final order: K ascending (all last), then name, business_id
         frame = _aggregate_bucketed(p, reviews, rest, klist, valid.columns)
+    incidents = pl.col("incidents")
+    if frame["incidents"].null_count():
+        incidents = incidents.fill_null(pl.lit([], dtype=pl.List(INCIDENT_STRUCT)))
+    if frame.schema["incidents"] != pl.List(INCIDENT_STRUCT):
+        incidents = incidents.cast(pl.List(INCIDENT_STRUCT))
     frame = frame.with_columns(
         pl.col("n_judgments").fill_null(0).cast(pl.Int64),
         pl.col("n_incidents").fill_null(0).cast(pl.Int64),
         pl.col("_incident_points").fill_null(0.0),
-        pl.col("incidents").fill_null(pl.lit([], dtype=pl.List(INCIDENT_STRUCT))).cast(pl.List(INCIDENT_STRUCT)),
+        incidents,
     )
     bonus, applied = pl.lit(0.0), pl.lit(False)
     for rm in p.restaurant_modifiers:
@@ -257,7 +263,8 @@ def compute_policy_gt_frame(
     if p.needs_reference or used_reference is not None:
         frame = frame.with_columns(pl.lit(used_reference, dtype=pl.Int64).alias("reference_year"))
         cols.append("reference_year")
-    return frame.select(cols).sort(["k", "name", "business_id"], nulls_last=True)
+    frame = frame.select(cols)
+    return frame.sort(["k", "name", "business_id"], nulls_last=True) if cross_join else frame
 
 
 def _incident_struct() -> pl.Expr:
@@ -288,7 +295,8 @@ def _aggregate_bucketed(
     grid = grid.with_columns(*sums.values()).with_columns(pl.col("k").fill_null(K_ALL_LIMIT).alias("_limit"))
     # Each restaurant's incidents once, sorted by idx; at K they are the first n_incidents(K).
     per_code = coded.filter(pl.col("_inc")).group_by("_code").agg(_incident_struct().sort_by("idx").alias("incidents"))
-    lists = crest.select("_code").join(per_code, on="_code", how="left", maintain_order="left")["incidents"]
+    lists = (crest.select("_code").join(per_code, on="_code", how="left", maintain_order="left")
+             .select(pl.col("incidents").fill_null(pl.lit([], dtype=pl.List(INCIDENT_STRUCT))))["incidents"])
     grid = grid.with_columns(pl.concat([lists] * len(ordered)).alias("_all_incidents"))
     return grid.with_columns(pl.col("_all_incidents").list.head(pl.col("n_incidents")).alias("incidents"))
 
