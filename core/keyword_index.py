@@ -35,7 +35,7 @@ from core.db import ViewSpec, register_view
 from core.errors import WorkbenchError
 from core.files import atomic_dir, read_json, write_json_atomic
 from core.progress import Progress
-from core.tasks import Task, get_task, list_tasks
+from core.tasks import Task, get_task, list_tasks, package_tasks
 from core.workspace import Workspace
 
 INDEX_FILE = "keyword_index.parquet"
@@ -58,7 +58,7 @@ register_view(
         f"index/*/{INDEX_FILE}",
         "parquet",
         {"dataset": "VARCHAR", "business_id": "VARCHAR", "review_id": "VARCHAR", "idx": "INTEGER",
-         "text_hash": "VARCHAR", **{kw_column(t.task_id): "VARCHAR[]" for t in list_tasks()}},
+         "text_hash": "VARCHAR", **{kw_column(t.task_id): "VARCHAR[]" for t in package_tasks()}},
         "one row per review of every indexed dataset; kw_<task> lists the task's keywords found",
     )
 )

@@ -301,6 +301,11 @@ def task_registry(ws: Workspace | None = None) -> Registry[Task]:
     return reg
 
 
+def package_tasks() -> list[Task]:
+    """The tasks shipped in ``core/task_data/tasks`` (no workspace involved)."""
+    return sorted(_folder_tasks(TASK_DATA_DIR), key=lambda t: _sort_key(t.task_id))
+
+
 def task_ids(ws: Workspace | None = None) -> list[str]:
     """Every registered task id, in group then letter order (G1a, G1b, …, G1_dietary, G2a, …)."""
     return task_registry(ws).names()
