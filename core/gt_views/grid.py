@@ -172,8 +172,8 @@ def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list
     if isinstance(d, Formula):
         c = d.resolve_constants(constants)
         return [(VERDICTS[1], float(c["HIGH_THRESHOLD"])), (VERDICTS[2], float(c["CRITICAL_THRESHOLD"]))]
-    found = [(r.verdict, c.score_at_least if c.score_at_least is not None else c.score_at_most)
-             for r in d.rules for c in r.conditions if c.is_score]
+    # "score ≥" rules only (the chart labels a line "verdict ≥ value"); a "score ≤" rule is not drawn
+    found = [(r.verdict, c.score_at_least) for r in d.rules for c in r.conditions if c.score_at_least is not None]
     return sorted(((v, float(s)) for v, s in found), key=lambda t: t[1])
 
 
