@@ -152,6 +152,9 @@ class _Builder:
                 "description": str(term.get("description") or term.get("name") or name),
                 "values": {str(v["id"]): str(v.get("description") or v.get("label") or v["id"]) for v in term["values"]},
             }
+            cues = {str(v["id"]): [str(c).lower() for c in v.get("cues") or []] for v in term["values"] if v.get("cues")}
+            if cues:  # the term's cue phrases: what the offline cue judge (`judge --judge cues`) looks for
+                self.fields[name]["cues"] = cues
             if topical:
                 self.keywords.extend(str(c).lower() for v in term["values"] for c in v.get("cues") or [])
 
@@ -392,7 +395,7 @@ def task_document(topic: str, items: list[Imported], existing: Mapping[str, Any]
     policies: list[str] = list((existing or {}).get("policies") or [])
     keywords: list[str] = list((existing or {}).get("keywords") or [])
     for f in (existing or {}).get("judgment", {}).get("fields") or []:
-        fields[f["name"]] = {"description": f.get("description", ""), "values": dict(f["values"])}
+        fields[f["name"]] = {k: v for k, v in f.items() if k != "name"}
     for item in items:
         for name, spec in item.fields.items():
             fields.setdefault(name, spec)
@@ -410,7 +413,7 @@ def task_document(topic: str, items: list[Imported], existing: Mapping[str, Any]
         "group": int(m.group(1)) if m else 0, "perspective": f"imported from ADDM ({topic})",
         "keywords": list(dict.fromkeys(keywords)) or [topic.split("_", 1)[1]],
         "judgment": {
-            "fields": [{"name": n, "description": s["description"], "values": s["values"]} for n, s in fields.items()],
+            "fields": [{"name": n, **spec} for n, spec in fields.items()],
             "excerpt": 'A verbatim quote from the review supporting the judgment, or "" when nothing is relevant.',
         },
         "prompt_version": "addm-v1",
