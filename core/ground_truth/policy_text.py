@@ -66,6 +66,11 @@ def describe_policy(policy: Policy) -> dict[str, Any]:
         bands = ", ".join(f"≤ {_fmt(b['max_age'])} y × {_fmt(b['weight'])}" if b["max_age"] is not None
                           else f"older × {_fmt(b['weight'])}" for b in r["bands"])
         lines.append(f"recency (reference {ref}): {bands}")
+        rec = policy.recency
+        if rec is not None and rec.discard_signal is not None:
+            lines.append(f"  incidents older than {_fmt(rec.discard_older_than or 0)} y count 0 when ≥ "
+                         f"{rec.discard_min_reviews} reviews within {_fmt(rec.discard_within)} y show "
+                         f"{policy.signals[rec.discard_signal].label}")
     lines.append("rules (first match wins):")
     for r in rules:
         lines.append(f"  {r['verdict']} if {r['logic'].upper()} of:")
