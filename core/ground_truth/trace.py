@@ -272,8 +272,9 @@ def _trace_policy(
         note += f"; {len(all_valid) - len(valid)} judgment(s) not relevant ({policy.relevance_field} ≠ true) left out"
     if errors.height:
         note += f"; {errors.height} judgment(s) with a parse error left out"
+    inputs = (score, *conditions) if policy.has_scoring or policy.restaurant_modifiers else tuple(conditions)
     return TraceNode("verdict", f"{rules} ; else {policy.default_verdict} (first match wins)", result.verdict,
-                     result.verdict, (score, *conditions), (), note)
+                     result.verdict, inputs, (), note)
 
 
 def _condition_nodes(
