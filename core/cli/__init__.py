@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.workspace = Workspace.resolve(args.workspace)
-    # One workspace per CLI process: tasks and policies of its tasks/ and policies/ folders resolve
-    # wherever a task or policy is looked up by name.
+    # The command's workspace is the default one while it runs: the tasks and policies of its
+    # tasks/ and policies/ folders resolve wherever a task or policy is looked up by name.
+    previous = os.environ.get("WORKBENCH_WORKSPACE")
     os.environ["WORKBENCH_WORKSPACE"] = str(args.workspace.root)
     try:
         code = args.func(args)
@@ -65,4 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished work is saved; run again with --resume to continue", file=sys.stderr)
         return 130
+    finally:
+        if previous is None:
+            os.environ.pop("WORKBENCH_WORKSPACE", None)
+        else:
+            os.environ["WORKBENCH_WORKSPACE"] = previous
     return int(code or 0)
