@@ -44,8 +44,10 @@ def test_g1a_bundle():
         task.name = "x"  # type: ignore[misc]
 
 
-def test_registry_lookup_and_listing():
-    assert [t.task_id for t in list_tasks()][0] == "G1a"
+def test_registry_lookup_and_listing(tmp_path):
+    from core.workspace import Workspace
+
+    assert [t.task_id for t in list_tasks(Workspace(tmp_path))] == ["G1a"]  # the package's tasks
     with pytest.raises(UnknownNameError, match=r"unknown task 'G9z'.*G1a"):
         get_task("G9z")
 
