@@ -98,23 +98,25 @@ def _k_sort(labels: Sequence[str]) -> list[str]:
 
 
 def _long_distribution(dist: pl.DataFrame) -> pl.DataFrame:
-    """distribution_by_k columns (k, Low, High, Critical, total) → k_label, verdict, count."""
+    """distribution_by_k columns (k, Low, High, Critical, total, or one per verdict) → k_label, verdict, count."""
     short = {v.split()[0]: v for v in VERDICTS}
+    if not set(short) <= set(dist.columns):
+        short = {c: c for c in dist.columns if c not in ("k", "total")}
     return dist.select(pl.col("k").cast(pl.Utf8).fill_null("all").alias("k_label"), *short).unpivot(
         index="k_label", variable_name="verdict", value_name="count"
     ).with_columns(pl.col("verdict").replace_strict(short))
 
 
-def distribution_chart(dist: pl.DataFrame) -> alt.TopLevelMixin:
-    """Low / High / Critical counts per K as grouped bars (√ scale so 2 of 100 stays visible), each
-    bar labelled with its count."""
+def distribution_chart(dist: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.TopLevelMixin:
+    """Verdict counts per K as grouped bars (√ scale so 2 of 100 stays visible), each bar labelled
+    with its count; ``verdicts`` is the ordered scale (default Low/High/Critical Risk)."""
     data = _long_distribution(dist)
     order = _k_sort(data["k_label"].to_list())
     base = alt.Chart(data).encode(
         x=alt.X("k_label:N", sort=order, title="K (reviews seen)", axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("verdict:N", sort=list(VERDICTS)),
+        xOffset=alt.XOffset("verdict:N", sort=list(verdicts or VERDICTS)),
         y=alt.Y("count:Q", scale=alt.Scale(type="sqrt"), title="restaurants (√ scale)"),
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, title=None, legend=alt.Legend(orient="top")),
+        color=alt.Color("verdict:N", scale=verdict_scale(verdicts or VERDICTS), title=None, legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("k_label:N", title="K"), "verdict:N", alt.Tooltip("count:Q", title="restaurants")],
     )
     bars = base.mark_bar()
@@ -158,36 +160,40 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
     return alt.layer(cells, text).properties(height=alt.Step(21), width="container")
 
 
-def _threshold_layers(thresholds: Sequence[tuple[str, float]], *, dash: Sequence[int] = (4, 4)) -> list[alt.Chart]:
+def _threshold_layers(thresholds: Sequence[tuple[str, float]], *, dash: Sequence[int] = (4, 4),
+                      verdicts: Sequence[str] | None = None) -> list[alt.Chart]:
     if not thresholds:
         return []
+    scale = verdict_scale(verdicts or VERDICTS)
     rules = pl.DataFrame({"verdict": [v for v, _ in thresholds], "y": [float(s) for _, s in thresholds]})
     rules = rules.with_columns((pl.col("verdict") + " ≥ " + pl.col("y").round(2).cast(pl.Utf8)).alias("text"))
     base = alt.Chart(rules).encode(y="y:Q")
     line = base.mark_rule(strokeDash=list(dash), strokeWidth=1.5).encode(
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=None))
+        color=alt.Color("verdict:N", scale=scale, legend=None))
     text = base.mark_text(align="right", dx=-2, dy=-6, fontSize=10).encode(
-        x=alt.value({"expr": "width"}), text="text:N", color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=None))
+        x=alt.value({"expr": "width"}), text="text:N", color=alt.Color("verdict:N", scale=scale, legend=None))
     return [line, text]
 
 
-def score_chart(series: pl.DataFrame, thresholds: Sequence[tuple[str, float]], *, title: str = "") -> alt.Chart:
+def score_chart(series: pl.DataFrame, thresholds: Sequence[tuple[str, float]], *, title: str = "",
+                verdicts: Sequence[str] | None = None) -> alt.Chart:
     """One restaurant's score against K (points coloured by verdict) with the verdict thresholds."""
     order = _k_sort(series["k_label"].to_list())
     top = max([*series["score"].drop_nulls().to_list(), *(s for _, s in thresholds), 1.0]) * 1.15
+    bottom = min([*series["score"].drop_nulls().to_list(), *(s for _, s in thresholds), 0.0]) * 1.15
     x = alt.X("k_label:N", sort=order, title="K (reviews seen)", axis=alt.Axis(labelAngle=0))
-    y = alt.Y("score:Q", title="final score", scale=alt.Scale(domain=[0, top], nice=False))
+    y = alt.Y("score:Q", title="final score", scale=alt.Scale(domain=[bottom, top], nice=False))
     line = alt.Chart(series).mark_line(color="#495057").encode(x=x, y=y)
     points = alt.Chart(series).mark_circle(size=140, opacity=1).encode(
-        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, title=None, legend=alt.Legend(orient="top")),
+        x=x, y=y, color=alt.Color("verdict:N", scale=verdict_scale(verdicts or VERDICTS), title=None, legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("k_label:N", title="K"), alt.Tooltip("score:Q", format=".2f"), "verdict:N"])
     labels = alt.Chart(series).mark_text(dy=-12, fontSize=11).encode(
         x=x, y=y, text=alt.Text("score:Q", format=".2f"))
-    layers = [*_threshold_layers(thresholds), line, points, labels]
+    layers = [*_threshold_layers(thresholds, verdicts=verdicts), line, points, labels]
     return alt.layer(*layers).properties(height=260, title=title).resolve_scale(color="shared")
 
 
-def whatif_distribution_chart(compare: pl.DataFrame) -> alt.Chart:
+def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.Chart:
     """Verdict counts per K, committed vs what-if side by side, one panel per verdict
     (independent y scales, so a move of one restaurant shows)."""
     order = _k_sort(compare["k_label"].to_list())
@@ -201,7 +207,7 @@ def whatif_distribution_chart(compare: pl.DataFrame) -> alt.Chart:
     )
     layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text="count:Q"))
     return layered.properties(height=190, width=125).facet(
-        column=alt.Column("verdict:N", sort=list(VERDICTS), title=None)
+        column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None)
     ).resolve_scale(y="independent")
 
 

@@ -13,22 +13,24 @@ from urllib.parse import urlencode
 
 import polars as pl
 
-from core.ground_truth import VERDICTS, Formula, get_definition, gt_filename, k_label
+from core.ground_truth import VERDICTS, Formula, Policy, get_definition, gt_filename, k_label
 from core.ground_truth.export import gt_payload, with_addm_columns
+from core.workspace import Workspace
 
 SORTS = ("Highest score", "Most verdict changes", "Name")
 HIDDEN_COLUMNS = ("formula_version", "dataset", "task", "judge", "judgments_sha256", "incidents", "policy_id", "categories",
                   "_limit", "n_reviews", "n_reviews_stored", "short_of_k", "variant", "variant_constants_sha256")
 
 
-def verdict_order(frame: pl.DataFrame) -> list[str]:
-    """The ordered verdict scale of a GT frame: the known verdicts first (mildest first), then any
-    other verdict the frame holds (another task's scale), alphabetically."""
+def verdict_order(frame: pl.DataFrame, scale: Sequence[str] | None = None) -> list[str]:
+    """The ordered verdict scale of a GT frame: ``scale`` (its definition's, mildest first; default
+    Low/High/Critical Risk), then any other verdict the frame holds, alphabetically."""
+    known = list(scale or VERDICTS)
     present = set(frame["verdict"].drop_nulls().to_list()) if "verdict" in frame.columns else set()
-    return [*VERDICTS, *sorted(present - set(VERDICTS))]
+    return [*known, *sorted(present - set(known))]
 
 
-def distribution_table(frame: pl.DataFrame) -> pl.DataFrame:
+def distribution_table(frame: pl.DataFrame, scale: Sequence[str] | None = None) -> pl.DataFrame:
     """Restaurants per verdict and K for reading: K (text, all last), one column per verdict of
     the scale (full names), total.
 
@@ -36,7 +38,7 @@ def distribution_table(frame: pl.DataFrame) -> pl.DataFrame:
     >>> distribution_table(f).rows()
     [('25', 1, 1, 0, 2), ('all', 1, 0, 0, 1)]
     """
-    verdicts = verdict_order(frame)
+    verdicts = verdict_order(frame, scale)
     counts = frame.group_by("k").agg((pl.col("verdict") == v).sum().cast(pl.Int64).alias(v) for v in verdicts)
     counts = counts.with_columns(pl.sum_horizontal(verdicts).alias("total")).sort("k", nulls_last=True)
     return counts.select(pl.col("k").cast(pl.Utf8).fill_null("all").alias("K"), *verdicts, "total")
@@ -192,11 +194,24 @@ def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list
     if isinstance(d, Formula):
         c = d.resolve_constants(constants)
         return [(VERDICTS[1], float(c["HIGH_THRESHOLD"])), (VERDICTS[2], float(c["CRITICAL_THRESHOLD"]))]
+    # "score ≥" rules only (the chart labels a line "verdict ≥ value"); a "score ≤" rule is not drawn
     found = [(r.verdict, c.score_at_least) for r in d.rules for c in r.conditions if c.score_at_least is not None]
     return sorted(((v, float(s)) for v, s in found), key=lambda t: t[1])
 
 
-def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int | None, layout: str,
+def is_scored(definition: Any, ws: Workspace | None = None) -> bool:
+    """True for a formula or a policy with points; False for a rule policy, whose score is always 0."""
+    d = get_definition(definition, ws)
+    return isinstance(d, Formula) or bool(d.has_scoring)
+
+
+def verdict_scale(definition: Any, ws: Workspace | None = None) -> tuple[str, ...]:
+    """The ordered verdict scale (lowest first) of a formula or policy."""
+    d = get_definition(definition, ws)
+    return VERDICTS if isinstance(d, Formula) else d.verdicts
+
+
+def export_document(frame: pl.DataFrame, *, task: str, definition: str | Formula | Policy, k: int | None, layout: str,
                     judgments: pl.DataFrame | None = None, restaurants: pl.DataFrame | None = None,
                     name: str | None = None) -> tuple[str, bytes]:
     """(file name, JSON bytes) of the GT of one K in the xnot or ADDM layout (SPEC §3.3/§3.4).
@@ -210,23 +225,25 @@ def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int |
     rows = frame.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
     if rows.height == 0:
         raise ValueError(f"no GT rows at K={k_label(k)}")
-    if layout == "addm" and isinstance(get_definition(definition), Formula):
+    d = get_definition(definition)
+    if layout == "addm" and isinstance(d, Formula):
         if judgments is None or restaurants is None:
             raise ValueError("the ADDM layout of a formula GT needs the judgments and the restaurants "
                              "(to list incidents, categories and review counts)")
-        rows = with_addm_columns(rows, judgments, restaurants, definition, [k])
-    payload = gt_payload(rows, layout=layout, task=task, k=k)
+        rows = with_addm_columns(rows, judgments, restaurants, d.name, [k])
+    payload = gt_payload(rows, layout=layout, task=task, k=k, policy=None if isinstance(d, Formula) else d)
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
-    return gt_filename(name or definition, k, layout), text.encode("utf-8")
+    return gt_filename(name or d.name, k, layout), text.encode("utf-8")
 
 
-def compare_distributions(committed: pl.DataFrame, whatif: pl.DataFrame) -> pl.DataFrame:
+def compare_distributions(committed: pl.DataFrame, whatif: pl.DataFrame,
+                          scale: Sequence[str] | None = None) -> pl.DataFrame:
     """Long verdict counts per K of both frames: k, k_label, verdict, count, version
-    ("committed" / "what-if")."""
+    ("committed" / "what-if"); ``scale``: the definition's verdicts (default Low/High/Critical Risk)."""
     parts = []
     for version, frame in (("committed", committed), ("what-if", whatif)):
         counts = frame.group_by("k", "verdict").len("count")
-        grid = frame.select("k").unique().join(pl.DataFrame({"verdict": list(VERDICTS)}), how="cross")
+        grid = frame.select("k").unique().join(pl.DataFrame({"verdict": verdict_order(frame, scale)}), how="cross")
         parts.append(grid.join(counts, on=["k", "verdict"], how="left", nulls_equal=True)
                      .with_columns(pl.col("count").fill_null(0).cast(pl.Int64), pl.lit(version).alias("version")))
     out = pl.concat(parts)

@@ -84,7 +84,7 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             long = gt_views.grid_long(frame, shown["business_id"].to_list())
             spec_key = ("grid", *key, tuple(shown["business_id"].to_list()), selected)
             st.vega_lite_chart(cache.chart_spec(spec_key, lambda: charts.verdict_grid_chart(
-                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame))),
+                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame, choice.scale))),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, number = score, "
                        "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
@@ -116,7 +116,8 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
         st.caption(f"{mine['n_reviews_stored'][0]:,} reviews stored: K above that uses them all.")
     chosen = cache.resolved(ws, choice.definition)
     st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
-        series, gt_views.thresholds(chosen.definition, chosen.constants))), key="gt.score_chart", width="stretch")
+        series, gt_views.thresholds(chosen.definition, chosen.constants), verdicts=choice.scale)),
+        key="gt.score_chart", width="stretch")
     judge_param = None if choice.judge == choice.status.gt_judge else choice.judge
     st.markdown("**Open the trace**: every number of this restaurant back to its reviews")
     link_cols = st.columns(min(3, series.height))
