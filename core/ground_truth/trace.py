@@ -298,6 +298,8 @@ def _condition_nodes(
                 name, value = f"count: {cond.text}", len(rows)
                 reviews = tuple(_contribution(by_idx[r["idx"]], 1.0, f"counts towards “{cond.text}”", texts, names)
                                 for r in rows)
+            if (cond.score_by_k if cond.is_score else cond.at_least_by_k) and "per-K" not in cond.text:
+                name += " (per-K thresholds)"  # the text names the default; the node shows this K's
             if name in seen:
                 name = f"{name} [{rule.verdict}]"
             seen.add(name)

@@ -24,6 +24,7 @@ from core.gt_views.grid import (
     k_order,
     primitive_table,
     score_series,
+    score_thresholds,
     thresholds,
     trace_params,
     trace_url,
@@ -75,7 +76,7 @@ __all__ = [
     "excerpt_found", "export_document", "flat_values", "flips", "fmt_value", "grid_long", "is_scored", "highlight_html",
     "highlight_segments", "highlight_spans", "judging_status", "k_order", "kchange_frames", "label", "load_inputs",
     "md_escape", "openai_preflight", "parse_ks", "primitive_table", "primitives_with_reviews", "restaurant_info", "restaurant_inputs",
-    "review_cards", "review_texts", "run_index_and_judge", "score_series", "split_ks", "thresholds", "trace_params",
+    "review_cards", "review_texts", "run_index_and_judge", "score_series", "score_thresholds", "split_ks", "thresholds", "trace_params",
     "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_order", "verdict_scale",
     "with_score", "worked_line",
 ]

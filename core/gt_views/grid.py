@@ -199,6 +199,36 @@ def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list
     return sorted(((v, float(s)) for v, s in found), key=lambda t: t[1])
 
 
+def score_thresholds(definition: Any, ks: Sequence[int | None], constants: dict[str, Any] | None = None,
+                     ) -> pl.DataFrame:
+    """Every score threshold of a formula or policy at each K, for the score chart: verdict, op
+    ("≥" or "≤"), k_label, y, constant (True when the threshold is the same at every K).
+
+    A policy's "score ≥" and "score ≤" rules are both listed, with their per-K thresholds; a rule
+    policy's count conditions are not scores (the Trace page shows them against their thresholds).
+
+    >>> score_thresholds("v1", [25, None]).select("verdict", "op", "k_label", "y").rows()[:2]
+    [('High Risk', '≥', '25', 4.0), ('High Risk', '≥', 'all', 4.0)]
+    """
+    d = get_definition(definition)
+    labels = [k_label(k) for k in ks]
+    lines: list[tuple[str, str, list[float]]] = []
+    if isinstance(d, Formula):
+        c = d.resolve_constants(constants)
+        lines = [(VERDICTS[1], "≥", [float(c["HIGH_THRESHOLD"])] * len(ks)),
+                 (VERDICTS[2], "≥", [float(c["CRITICAL_THRESHOLD"])] * len(ks))]
+    else:
+        for rule in d.rules:
+            for cond in rule.conditions:
+                if cond.is_score:
+                    op = "≤" if cond.score_at_most is not None else "≥"
+                    lines.append((rule.verdict, op, [cond.threshold(k) for k in ks]))
+    rows = [{"verdict": v, "op": op, "k_label": lab, "y": y, "constant": len(set(ys)) == 1}
+            for v, op, ys in lines for lab, y in zip(labels, ys, strict=True)]
+    schema = {"verdict": pl.String, "op": pl.String, "k_label": pl.String, "y": pl.Float64, "constant": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
 def is_scored(definition: Any, ws: Workspace | None = None) -> bool:
     """True for a formula or a policy with points; False for a rule policy, whose score is always 0."""
     d = get_definition(definition, ws)

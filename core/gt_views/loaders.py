@@ -111,14 +111,16 @@ def load_inputs(ws: Workspace, dataset: str, task: str, judge: str | None = None
 
 
 def compute_frame(inputs: GTInputs, definition: str | Formula | Policy, ks: Sequence[int | None], *,
-                  changes: Mapping[str, float] | None = None, dataset: str = "", task: str = "") -> pl.DataFrame:
+                  changes: Mapping[str, float] | None = None, dataset: str = "", task: str = "",
+                  reference_year: int | None = None) -> pl.DataFrame:
     """GT of every restaurant at every K (a what-if when ``changes`` are given), with ``score``
-    and the provenance columns dataset, task, judge, judgments_sha256."""
+    and the provenance columns dataset, task, judge, judgments_sha256. ``reference_year``: the
+    recency reference of a policy that sets none (the dataset's newest review year, as the CLI)."""
     d, constants = whatif_definition(definition, changes)
     if isinstance(d, Formula):
         frame = compute_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks), constants=constants)
     else:
-        frame = compute_policy_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks))
+        frame = compute_policy_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks), reference_year=reference_year)
     return with_score(frame).with_columns(
         pl.lit(dataset).alias("dataset"), pl.lit(task).alias("task"), pl.lit(inputs.judge).alias("judge"),
         pl.lit(inputs.sha256).alias("judgments_sha256"),

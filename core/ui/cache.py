@@ -101,9 +101,10 @@ def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
     inputs = _inputs(root, dataset, task, judge, stamp)
     chosen = _resolved(root, definition, vstamp)
     merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
-    # the committed one (a workspace policy too), with the dataset's reference year where it needs one
-    base = _dated(root, dataset, stamp, get_definition(chosen.base, Workspace(Path(root))))
-    frame = gt_views.compute_frame(inputs, base, ks, changes=merged, dataset=dataset, task=task)
+    base = get_definition(chosen.base, Workspace(Path(root)))  # the committed one (a workspace policy too)
+    # a policy without a recency reference: the dataset's newest review year (as the CLI), recorded in the frame
+    year = _newest_year(root, dataset, stamp) if getattr(base, "needs_reference", False) else None
+    frame = gt_views.compute_frame(inputs, base, ks, changes=merged, dataset=dataset, task=task, reference_year=year)
     if chosen.variant:
         frame = frame.with_columns(pl.lit(v).alias(k) for k, v in chosen.provenance().items())
     return with_review_counts(frame, inputs.restaurants)

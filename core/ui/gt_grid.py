@@ -84,9 +84,11 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             long = gt_views.grid_long(frame, shown["business_id"].to_list())
             spec_key = ("grid", *key, tuple(shown["business_id"].to_list()), selected)
             st.vega_lite_chart(cache.chart_spec(spec_key, lambda: charts.verdict_grid_chart(
-                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame, choice.scale))),
+                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame, choice.scale),
+                scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
-            st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, number = score, "
+            number = "number = score" if choice.scored else "no number (a rule policy has no score)"
+            st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, {number}, "
                        "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
     with detail_col:
         judge_param = _detail(ws, dataset, frame, choice, order, names, labels, key)
@@ -97,7 +99,8 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
                   "max_score": st.column_config.NumberColumn("max score", format="%.2f")}
         config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
                        for c in grid.columns if c.startswith("K")})
-        st.dataframe(grid.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
+        scores = [] if choice.scored else ["max_score", *(c for c in grid.columns if c.startswith("K"))]
+        st.dataframe(grid.drop("business_id", *scores), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
                      column_config=config)
     return selected, judge_param
 
@@ -115,15 +118,22 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
     if "short_of_k" in mine.columns and mine["short_of_k"].any():
         st.caption(f"{mine['n_reviews_stored'][0]:,} reviews stored: K above that uses them all.")
     chosen = cache.resolved(ws, choice.definition)
-    st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
-        series, gt_views.thresholds(chosen.definition, chosen.constants), verdicts=choice.scale)),
-        key="gt.score_chart", width="stretch")
+    if choice.scored:
+        st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
+            series, gt_views.score_thresholds(chosen.definition, choice.ks, chosen.constants), verdicts=choice.scale)),
+            key="gt.score_chart", width="stretch")
+        st.caption("Dashed: the score thresholds of the verdicts (≥ and ≤ rules; a line through the K points "
+                   "where the threshold differs by K).")
+    else:
+        st.info("A rule policy has no score: the first rule whose conditions hold at K gives the verdict. The "
+                "trace shows each condition's count against its threshold at that K.", icon=":material/rule:")
     judge_param = None if choice.judge == choice.status.gt_judge else choice.judge
     st.markdown("**Open the trace**: every number of this restaurant back to its reviews")
     link_cols = st.columns(min(3, series.height))
     for i, row in enumerate(series.iter_rows(named=True)):
         link_cols[i % len(link_cols)].page_link(
-            "app_pages/trace.py", icon=":material/account_tree:", label=f"K={row['k_label']} · {row['score']:.2f}",
+            "app_pages/trace.py", icon=":material/account_tree:",
+            label=f"K={row['k_label']} · " + (f"{row['score']:.2f}" if choice.scored else str(row["verdict"])),
             query_params=gt_views.trace_params(dataset, choice.task, choice.definition, row["k"], business_id,
                                                judge_param))
     return judge_param
@@ -133,6 +143,8 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
     """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
     k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
     table = gt_views.primitive_table(frame, k_at)
+    if not choice.scored and "score" in table.columns:
+        table = table.drop("score")  # always 0 for a rule policy: its rules decide
     table = table.with_columns(pl.Series("trace", [
         gt_views.trace_url(dataset, choice.task, choice.definition, k_at, b, judge_param)
         for b in table["business_id"].to_list()]))

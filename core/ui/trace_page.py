@@ -137,7 +137,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
                  d=dataset)
         st.session_state[K_REST] = gt_views.verdict_grid(frame)["business_id"][0]
     k_options = list(dict.fromkeys([*DEFAULT_KS, k_text, "all"]))
-    c_rest, c_task, c_def, c_k, c_judge = st.columns([4, 1, 2, 1, 2])
+    c_rest, c_task, c_def, c_k, c_judge = st.columns([4, 2, 2, 1, 2])
     business_id = c_rest.selectbox("Restaurant", sorted(names, key=lambda b: names[b].lower()), key=K_REST,
                                    persist_state="session", format_func=lambda b: names.get(b, b))
     c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")

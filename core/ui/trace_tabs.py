@@ -203,18 +203,23 @@ def _whatif_result(t: Trace, base: str, committed_def: Any, values: dict[str, fl
     mine_a, mine_b = (gt_views.score_series(f, t.business_id) for f in (frame, whatif))
     d, constants = variants.whatif_definition(committed_def, changes)
     key = (*cache.frame_key(t.ws, t.dataset, t.task), t.judge, base, tuple(t.ks), tuple(sorted(changes.items())))
-    st.vega_lite_chart(cache.chart_spec(("whatif-score", *key, t.business_id), lambda: charts.whatif_score_chart(
-        mine_a, mine_b, gt_views.thresholds(committed_def), gt_views.thresholds(d, constants))), key="trace.whatif_score",
-        width="stretch")
+    if t.scored:
+        st.vega_lite_chart(cache.chart_spec(("whatif-score", *key, t.business_id), lambda: charts.whatif_score_chart(
+            mine_a, mine_b, gt_views.score_thresholds(committed_def, t.ks),
+            gt_views.score_thresholds(d, t.ks, constants), verdicts=t.scale)), key="trace.whatif_score", width="stretch")
+    def cell(s: float, v: str) -> str:
+        return f"{s:.2f} {v}" if t.scored else v
+
     st.dataframe(pl.DataFrame({"K": mine_a["k_label"], "committed": [
-        f"{s:.2f} {v}" for s, v in zip(mine_a["score"], mine_a["verdict"], strict=True)], "what-if": [
-        f"{s:.2f} {v}" for s, v in zip(mine_b["score"], mine_b["verdict"], strict=True)]}),
+        cell(s, v) for s, v in zip(mine_a["score"], mine_a["verdict"], strict=True)], "what-if": [
+        cell(s, v) for s, v in zip(mine_b["score"], mine_b["verdict"], strict=True)]}),
         hide_index=True, width="stretch", placeholder="—", key="trace.whatif_mine")
     st.vega_lite_chart(cache.chart_spec(("whatif-dist", *key), lambda: charts.whatif_distribution_chart(
         gt_views.compare_distributions(frame, whatif, t.scale), t.scale)), key="trace.whatif_dist")
     moves = gt_views.verdict_moves(frame, whatif)
     with st.expander(f"{moves['business_id'].n_unique()} restaurant(s) change verdict at some K"):
-        st.dataframe(moves.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="trace.whatif_moves",
+        hidden = [] if t.scored else ["score_committed", "score_what_if"]
+        st.dataframe(moves.drop("business_id", *hidden), hide_index=True, width="stretch", placeholder="—", key="trace.whatif_moves",
                      column_config={"name": "restaurant", "k_label": "K", "what_if": "what-if",
                                     "score_committed": st.column_config.NumberColumn("score (committed)", format="%.2f"),
                                     "score_what_if": st.column_config.NumberColumn("score (what-if)", format="%.2f")})
