@@ -298,8 +298,11 @@ def _condition_nodes(
                 name, value = f"count: {cond.text}", len(rows)
                 reviews = tuple(_contribution(by_idx[r["idx"]], 1.0, f"counts towards “{cond.text}”", texts, names)
                                 for r in rows)
-            if (cond.score_by_k if cond.is_score else cond.at_least_by_k) and "per-K" not in cond.text:
-                name += " (per-K thresholds)"  # the text names the default; the node shows this K's
+            default = cond.score_at_least if cond.score_at_least is not None else (
+                cond.score_at_most if cond.score_at_most is not None else cond.at_least)
+            if (cond.threshold(k) != default and "per-K" not in cond.text
+                    and any(ch.isdigit() for ch in cond.text)):
+                name += " (per-K thresholds)"  # the text names the default number; the node shows this K's
             if name in seen:
                 name = f"{name} [{rule.verdict}]"
             seen.add(name)

@@ -284,11 +284,11 @@ def test_trace_of_a_rule_policy_shows_counts_against_thresholds_at_k(imported):
     # K100: Critical "moderate ≥ 4" (3 < 4) fails; High "moderate ≥ 2" (default) holds → High
     assert root.value == "High Risk" and root.note.startswith("triggered: 2 or more moderate dietary incidents")
     assert "1 judgment(s) not relevant" in root.note
-    # a condition with per-K thresholds says so: its text names the default, the node this K's threshold
+    # a condition whose text names a number other than this K's threshold says it has per-K thresholds
     critical = root.find("count: 5 or more moderate dietary incidents (per-K thresholds)")
     assert (critical.value, critical.raw, critical.note) == (3, 4.0, "3 vs 4: does not hold")
     assert critical.line == "Critical Risk when count ≥ 4 at K = 100"
-    high = root.find("count: 2 or more moderate dietary incidents (per-K thresholds)")
+    high = root.find("count: 2 or more moderate dietary incidents")  # the default applies at K = 100
     assert (high.value, high.note) == (3, "3 vs 2: holds") and [r.idx for r in high.reviews] == [0, 1, 2]
     v3 = trace_gt(rows, REST, "a", get_policy("G2_business_V3", ws=ws), 25)
     node = v3.find("threshold: score ≤ 170 (per-K thresholds)")
