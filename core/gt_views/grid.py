@@ -88,13 +88,15 @@ def _per_restaurant(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
-                 search: str = "") -> pl.DataFrame:
+                 search: str = "", rank_by: Sequence[str] | None = None) -> pl.DataFrame:
     """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
 
     Args:
         flips_only: keep restaurants whose verdict changes with K.
         sort: one of :data:`SORTS`.
         search: keep names containing this text (case-insensitive).
+        rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
+            their highest verdict at any K (for a rule policy, whose score is always 0).
     """
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
@@ -107,12 +109,18 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
     rows = _per_restaurant(f).join(wide, on="business_id", how="left")
     names = display_names(f)
     rows = rows.with_columns(pl.col("business_id").replace_strict(names, default=pl.col("name")).alias("name"))
+    if rank_by:
+        rank = {v: i for i, v in enumerate(rank_by)}
+        top = f.group_by("business_id").agg(pl.col("verdict").replace_strict(rank, default=-1).max().alias("_rank"))
+        rows = rows.join(top, on="business_id", how="left")
+    else:
+        rows = rows.with_columns(pl.lit(0).alias("_rank"))
     if flips_only:
         rows = rows.filter(pl.col("changes") > 0)
     if search.strip():
         rows = rows.filter(pl.col("name").str.to_lowercase().str.contains(search.strip().lower(), literal=True))
     order = {
-        "Highest score": (["max_score", "name"], [True, False]),
+        "Highest score": (["_rank", "max_score", "name"], [True, True, False]),
         "Most verdict changes": (["changes", "max_score", "name"], [True, True, False]),
         "Name": (["name"], [False]),
     }[sort]

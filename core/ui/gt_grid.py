@@ -43,11 +43,12 @@ def _on_table_select() -> None:
         st.session_state[K_REST] = st.session_state[K_TABLE_IDS][rows[0]]
 
 
-def _on_search(frame: pl.DataFrame) -> None:
+def _on_search(frame: pl.DataFrame, rank_by: list[str] | None) -> None:
     """"Find a restaurant" selects the best match (the panel follows)."""
     text = (st.session_state.get(K_SEARCH) or "").strip()
     if text:
-        hits = gt_views.verdict_grid(frame, search=text, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0])
+        hits = gt_views.verdict_grid(frame, search=text, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
+                                     rank_by=rank_by)
         if hits.height:
             st.session_state[K_REST] = hits["business_id"][0]
 
@@ -55,15 +56,16 @@ def _on_search(frame: pl.DataFrame) -> None:
 def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
                  key: tuple) -> tuple[str, str | None]:
     """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param)."""
+    rank_by = None if choice.scored else list(choice.scale)  # a rule policy: "Highest score" ranks by verdict
     g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
     g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
     g2.selectbox("Sort by", gt_views.SORTS, key=K_SORT, persist_state="session")
     g3.text_input("Find a restaurant", key=K_SEARCH, persist_state="session", placeholder="name contains …",
-                  on_change=_on_search, args=(frame,), help="Selects the first match; the grid shows every match.")
+                  on_change=_on_search, args=(frame, rank_by), help="Selects the first match; the grid shows every match.")
     g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
     grid = gt_views.verdict_grid(frame, flips_only=st.session_state.get(K_FLIPS, False),
                                  sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
-                                 search=st.session_state.get(K_SEARCH) or "")
+                                 search=st.session_state.get(K_SEARCH) or "", rank_by=rank_by)
     names = gt_views.display_names(frame)
     order = grid["business_id"].to_list() + sorted(set(names) - set(grid["business_id"].to_list()),
                                                    key=lambda b: names[b].lower())
