@@ -20,11 +20,12 @@ if not dataset:
     st.info("No dataset in this workspace. Generate the demo (`python -m core demo`) or import a dataset.")
     st.stop()
 
-choice = gt_page.controls(ws, dataset, task_ids())
+choice = gt_page.controls(ws, dataset, task_ids(ws))
 st.caption(gt_page.describe(ws, choice.definition))
 status = choice.status
 judges = [j["judge"] for j in status.judges]
-base_definition = choice.definition if choice.definition in definitions(choice.task) else definitions(choice.task)[0]
+committed = definitions(choice.task, ws)
+base_definition = choice.definition if choice.definition in committed else committed[0]
 ui_judges.offline_note(ws, dataset, choice.task, choice.judge, judges, base_definition, choice.ks)
 frame, problem = None, None
 if status.ready:
@@ -40,7 +41,7 @@ tab_rest, tab_dist, tab_judging, tab_compare, tab_export = st.tabs(
 with tab_judging:
     gt_page.judging_section(ws, dataset, choice)
 with tab_compare:
-    ui_judges.render_compare_judges(ws, dataset, choice.task, judges, definitions(choice.task), choice.ks)
+    ui_judges.render_compare_judges(ws, dataset, choice.task, judges, committed, choice.ks)
 if frame is None:
     with tab_rest:
         if problem:
@@ -52,7 +53,7 @@ if frame is None:
 key = (cache.frame_key(ws, dataset, choice.task), choice.judge, choice.definition, tuple(choice.ks))  # of every chart
 
 with tab_dist:
-    gt_page.distribution_section(frame, key, choice.judge)
+    gt_page.distribution_section(frame, key, choice.judge, choice.scale)
 with tab_rest:
     business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")

@@ -98,23 +98,25 @@ def _k_sort(labels: Sequence[str]) -> list[str]:
 
 
 def _long_distribution(dist: pl.DataFrame) -> pl.DataFrame:
-    """distribution_by_k columns (k, Low, High, Critical, total) → k_label, verdict, count."""
+    """distribution_by_k columns (k, Low, High, Critical, total, or one per verdict) → k_label, verdict, count."""
     short = {v.split()[0]: v for v in VERDICTS}
+    if not set(short) <= set(dist.columns):
+        short = {c: c for c in dist.columns if c not in ("k", "total")}
     return dist.select(pl.col("k").cast(pl.Utf8).fill_null("all").alias("k_label"), *short).unpivot(
         index="k_label", variable_name="verdict", value_name="count"
     ).with_columns(pl.col("verdict").replace_strict(short))
 
 
-def distribution_chart(dist: pl.DataFrame) -> alt.TopLevelMixin:
-    """Low / High / Critical counts per K as grouped bars (√ scale so 2 of 100 stays visible), each
-    bar labelled with its count."""
+def distribution_chart(dist: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.TopLevelMixin:
+    """Verdict counts per K as grouped bars (√ scale so 2 of 100 stays visible), each bar labelled
+    with its count; ``verdicts`` is the ordered scale (default Low/High/Critical Risk)."""
     data = _long_distribution(dist)
     order = _k_sort(data["k_label"].to_list())
     base = alt.Chart(data).encode(
         x=alt.X("k_label:N", sort=order, title="K (reviews seen)", axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("verdict:N", sort=list(VERDICTS)),
+        xOffset=alt.XOffset("verdict:N", sort=list(verdicts or VERDICTS)),
         y=alt.Y("count:Q", scale=alt.Scale(type="sqrt"), title="restaurants (√ scale)"),
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, title=None, legend=alt.Legend(orient="top")),
+        color=alt.Color("verdict:N", scale=verdict_scale(verdicts or VERDICTS), title=None, legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("k_label:N", title="K"), "verdict:N", alt.Tooltip("count:Q", title="restaurants")],
     )
     bars = base.mark_bar()
@@ -123,19 +125,20 @@ def distribution_chart(dist: pl.DataFrame) -> alt.TopLevelMixin:
 
 
 def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: str | None = None,
-                       verdicts: Sequence[str] = VERDICTS) -> alt.TopLevelMixin:
+                       verdicts: Sequence[str] = VERDICTS, scored: bool = True) -> alt.TopLevelMixin:
     """Restaurant × K heat map coloured by verdict with the score written in each cell and shown
     on hover. ``names`` gives the row order; clicking a cell selects it (selection ``cell``).
 
     The chart takes the width of its container whatever the number of K. A ``short`` column
     (True where the restaurant has fewer than K reviews) marks the cell with "*"; the row of
-    ``selected`` (a business_id) is outlined.
+    ``selected`` (a business_id) is outlined. ``scored=False`` (a rule policy, whose score is
+    always 0) writes no number in the cells.
     """
     order = _k_sort(long["k_label"].to_list())
     palette = verdict_palette(verdicts)
     short = pl.col("short") if "short" in long.columns else pl.lit(False)
     data = long.with_columns(
-        (pl.col("score").round(1).cast(pl.Utf8) + pl.when(short).then(pl.lit("*")).otherwise(pl.lit(""))).alias("cell"),
+        ((pl.col("score").round(1).cast(pl.Utf8) if scored else pl.lit("")) + pl.when(short).then(pl.lit("*")).otherwise(pl.lit(""))).alias("cell"),
         pl.col("verdict").replace_strict({v: text_colour(c) for v, c in palette.items()}, default="#1f1f1f").alias("ink"),
         (pl.col("business_id") == (selected or "")).alias("picked"),
         pl.when(short).then(pl.lit("fewer reviews than K")).otherwise(pl.lit("")).alias("note"),
@@ -158,36 +161,73 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
     return alt.layer(cells, text).properties(height=alt.Step(21), width="container")
 
 
-def _threshold_layers(thresholds: Sequence[tuple[str, float]], *, dash: Sequence[int] = (4, 4)) -> list[alt.Chart]:
-    if not thresholds:
+Thresholds = Sequence[tuple[str, float]] | pl.DataFrame
+
+
+def _threshold_frame(thresholds: Thresholds) -> pl.DataFrame:
+    """verdict, op, k_label, y, constant: a ``score_thresholds`` frame as is, or "score ≥" pairs."""
+    if isinstance(thresholds, pl.DataFrame):
+        return thresholds
+    return pl.DataFrame({"verdict": [v for v, _ in thresholds], "op": ["≥"] * len(thresholds),
+                         "k_label": [None] * len(thresholds), "y": [float(s) for _, s in thresholds],
+                         "constant": [True] * len(thresholds)},
+                        schema={"verdict": pl.String, "op": pl.String, "k_label": pl.String, "y": pl.Float64,
+                                "constant": pl.Boolean})
+
+
+def _threshold_layers(thresholds: Thresholds, *, dash: Sequence[int] = (4, 4),
+                      verdicts: Sequence[str] | None = None, order: Sequence[str] = ()) -> list[alt.Chart]:
+    """Dashed lines of the score thresholds: one rule across the chart for a threshold that is the
+    same at every K ("verdict ≥ 8"), a line through each K for a per-K threshold ("verdict ≤ per K")."""
+    frame = _threshold_frame(thresholds)
+    if frame.height == 0:
         return []
-    rules = pl.DataFrame({"verdict": [v for v, _ in thresholds], "y": [float(s) for _, s in thresholds]})
-    rules = rules.with_columns((pl.col("verdict") + " ≥ " + pl.col("y").round(2).cast(pl.Utf8)).alias("text"))
-    base = alt.Chart(rules).encode(y="y:Q")
-    line = base.mark_rule(strokeDash=list(dash), strokeWidth=1.5).encode(
-        color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=None))
-    text = base.mark_text(align="right", dx=-2, dy=-6, fontSize=10).encode(
-        x=alt.value({"expr": "width"}), text="text:N", color=alt.Color("verdict:N", scale=VERDICT_SCALE, legend=None))
-    return [line, text]
+    scale = verdict_scale(verdicts or VERDICTS)
+    color = alt.Color("verdict:N", scale=scale, legend=None)
+    layers: list[alt.Chart] = []
+    const = frame.filter(pl.col("constant")).unique(["verdict", "op", "y"], maintain_order=True)
+    if const.height:
+        rules = const.with_columns((pl.col("verdict") + " " + pl.col("op") + " "
+                                    + pl.col("y").round(2).cast(pl.Utf8)).alias("text"))
+        base = alt.Chart(rules).encode(y="y:Q")
+        layers += [base.mark_rule(strokeDash=list(dash), strokeWidth=1.5).encode(color=color),
+                   base.mark_text(align="right", dx=-2, dy=-6, fontSize=10).encode(
+                       x=alt.value({"expr": "width"}), text="text:N", color=color)]
+    by_k = frame.filter(~pl.col("constant")).with_columns(
+        (pl.col("verdict") + " " + pl.col("op") + " per K").alias("text"))
+    if by_k.height:
+        x = alt.X("k_label:N", sort=list(order) or None)
+        base = alt.Chart(by_k).encode(x=x, y="y:Q", detail="text:N")
+        last = by_k.group_by("text", maintain_order=True).last()
+        layers += [base.mark_line(strokeDash=list(dash), strokeWidth=1.5, point=alt.OverlayMarkDef(size=25)).encode(
+                       color=color, tooltip=["text:N", alt.Tooltip("k_label:N", title="K"),
+                                             alt.Tooltip("y:Q", format=".2f", title="threshold")]),
+                   alt.Chart(last).mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(
+                       x=x, y="y:Q", text="text:N", color=color)]
+    return layers
 
 
-def score_chart(series: pl.DataFrame, thresholds: Sequence[tuple[str, float]], *, title: str = "") -> alt.Chart:
-    """One restaurant's score against K (points coloured by verdict) with the verdict thresholds."""
+def score_chart(series: pl.DataFrame, thresholds: Thresholds, *, title: str = "",
+                verdicts: Sequence[str] | None = None) -> alt.Chart:
+    """One restaurant's score against K (points coloured by verdict) with the verdict thresholds:
+    "score ≥" and "score ≤" pairs, or a ``gt_views.score_thresholds`` frame (per-K thresholds too)."""
     order = _k_sort(series["k_label"].to_list())
-    top = max([*series["score"].drop_nulls().to_list(), *(s for _, s in thresholds), 1.0]) * 1.15
+    ys = _threshold_frame(thresholds)["y"].to_list()
+    top = max([*series["score"].drop_nulls().to_list(), *ys, 1.0]) * 1.15
+    bottom = min([*series["score"].drop_nulls().to_list(), *ys, 0.0]) * 1.15
     x = alt.X("k_label:N", sort=order, title="K (reviews seen)", axis=alt.Axis(labelAngle=0))
-    y = alt.Y("score:Q", title="final score", scale=alt.Scale(domain=[0, top], nice=False))
+    y = alt.Y("score:Q", title="final score", scale=alt.Scale(domain=[bottom, top], nice=False))
     line = alt.Chart(series).mark_line(color="#495057").encode(x=x, y=y)
     points = alt.Chart(series).mark_circle(size=140, opacity=1).encode(
-        x=x, y=y, color=alt.Color("verdict:N", scale=VERDICT_SCALE, title=None, legend=alt.Legend(orient="top")),
+        x=x, y=y, color=alt.Color("verdict:N", scale=verdict_scale(verdicts or VERDICTS), title=None, legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("k_label:N", title="K"), alt.Tooltip("score:Q", format=".2f"), "verdict:N"])
     labels = alt.Chart(series).mark_text(dy=-12, fontSize=11).encode(
         x=x, y=y, text=alt.Text("score:Q", format=".2f"))
-    layers = [*_threshold_layers(thresholds), line, points, labels]
+    layers = [*_threshold_layers(thresholds, verdicts=verdicts, order=order), line, points, labels]
     return alt.layer(*layers).properties(height=260, title=title).resolve_scale(color="shared")
 
 
-def whatif_distribution_chart(compare: pl.DataFrame) -> alt.Chart:
+def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.Chart:
     """Verdict counts per K, committed vs what-if side by side, one panel per verdict
     (independent y scales, so a move of one restaurant shows)."""
     order = _k_sort(compare["k_label"].to_list())
@@ -201,28 +241,29 @@ def whatif_distribution_chart(compare: pl.DataFrame) -> alt.Chart:
     )
     layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text="count:Q"))
     return layered.properties(height=190, width=125).facet(
-        column=alt.Column("verdict:N", sort=list(VERDICTS), title=None)
+        column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None)
     ).resolve_scale(y="independent")
 
 
-def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame,
-                       thresholds: Sequence[tuple[str, float]],
-                       whatif_thresholds: Sequence[tuple[str, float]] | None = None) -> alt.Chart:
+def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame, thresholds: Thresholds,
+                       whatif_thresholds: Thresholds | None = None, verdicts: Sequence[str] | None = None) -> alt.Chart:
     """One restaurant's score against K, committed vs what-if, with both sets of thresholds
     (the what-if ones dotted when they differ)."""
     data = pl.concat([committed.with_columns(pl.lit("committed").alias("version")),
                       whatif.with_columns(pl.lit("what-if").alias("version"))], how="diagonal_relaxed")
     order = _k_sort(data["k_label"].to_list())
-    extra = list(whatif_thresholds or [])
-    top = max([*data["score"].drop_nulls().to_list(), *(s for _, s in [*thresholds, *extra]), 1.0]) * 1.15
+    a = _threshold_frame(thresholds)
+    b = _threshold_frame(whatif_thresholds if whatif_thresholds is not None else [])
+    ys = [*data["score"].drop_nulls().to_list(), *a["y"].to_list(), *b["y"].to_list()]
+    top, bottom = max([*ys, 1.0]) * 1.15, min([*ys, 0.0]) * 1.15
     x = alt.X("k_label:N", sort=order, title="K", axis=alt.Axis(labelAngle=0))
-    y = alt.Y("score:Q", title="final score", scale=alt.Scale(domain=[0, top], nice=False))
+    y = alt.Y("score:Q", title="final score", scale=alt.Scale(domain=[bottom, top], nice=False))
     color = alt.Color("version:N", scale=alt.Scale(domain=list(VERSION_HEX), range=list(VERSION_HEX.values())),
                       title=None, legend=alt.Legend(orient="top"))
     lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=80)).encode(
         x=x, y=y, color=color, tooltip=["version:N", alt.Tooltip("k_label:N", title="K"),
                                         alt.Tooltip("score:Q", format=".2f"), "verdict:N"])
-    layers = [*_threshold_layers(thresholds)]
-    if extra and list(extra) != list(thresholds):
-        layers += _threshold_layers(extra, dash=(1, 3))
+    layers = [*_threshold_layers(a, verdicts=verdicts, order=order)]
+    if b.height and not b.equals(a):
+        layers += _threshold_layers(b, dash=(1, 3), verdicts=verdicts, order=order)
     return alt.layer(*layers, lines).properties(height=240).resolve_scale(color="independent")

@@ -307,7 +307,7 @@ def export_xnot_judgments(ws: Workspace, dataset: str, task: str, judge: str, ou
     (counted in the report). ``extracted_at`` is the newest ``created_at`` of the exported
     judgments; ``extraction_prompt_version`` their prompt version (the most common one if mixed).
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     df = load_judgments(ws, dataset, task, judge, apply_overrides=apply_overrides)
     skipped = int(df["parse_error"].is_not_null().sum())
     df = df.filter(pl.col("parse_error").is_null())
@@ -382,7 +382,7 @@ def read_extraction_log(ws: Workspace, dataset: str, task: str, judge: str) -> d
 
 def write_extraction_log(ws: Workspace, dataset: str, task: str, judge: str, log: dict[str, Any]) -> Path:
     """Write the judge's extraction log atomically; returns its path."""
-    get_task(task)
+    get_task(task, ws)
     path = extraction_log_path(ws, dataset, task, judge)
     write_json_atomic(path, log)
     return path

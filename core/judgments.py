@@ -174,7 +174,7 @@ def append_judgments(ws: Workspace, dataset: str, task: str, judge: str, records
     are stored as their JSON text); a record without ``parse_error`` must have every field inside
     the task's enums (DataError otherwise), so a bad value can only be stored as a parse error.
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     path = judgment_path(ws, dataset, task, judge)
     rows = [_normalise(r, spec, dataset, judge, n) for n, r in enumerate(records)]
     return append_jsonl(path, rows)
@@ -245,7 +245,7 @@ def prune_stale(ws: Workspace, dataset: str, task: str, judge: str) -> dict[str,
 
 def read_log(ws: Workspace, dataset: str, task: str, judge: str) -> pl.DataFrame:
     """Every record of a judge's log in file order (duplicates kept), with a ``_seq`` column."""
-    spec = get_task(task)
+    spec = get_task(task, ws)
     path = judgment_path(ws, dataset, task, judge)
     schema = log_schema(spec)
     if not path.exists():
@@ -319,7 +319,7 @@ def _read_settings(ws: Workspace, dataset: str, task: str) -> dict[str, Any]:
 
 def set_gt_judge(ws: Workspace, dataset: str, task: str, judge: str) -> None:
     """Record ``judge`` as the GT judge of this dataset/task (it must have judgments)."""
-    get_task(task)
+    get_task(task, ws)
     judges = [j["judge"] for j in list_judges(ws, dataset, task)]
     if judge not in judges:
         raise UnknownNameError(f"judge of {dataset}/{task}", judge, judges)
@@ -373,7 +373,7 @@ def load_judgments(
     they correct and set ``overridden``; an override that leaves every field valid clears the
     row's ``parse_error``. Rows with ``parse_error`` set are returned; GT formulas skip them.
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     judge = resolve_judge(ws, dataset, task, judge)
     log = latest(split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0])
     df = log.select(

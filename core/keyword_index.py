@@ -36,7 +36,7 @@ from core.errors import WorkbenchError
 from core.files import atomic_dir, read_json, write_json_atomic
 from core.locks import index_lock, remove_empty, staging_for
 from core.progress import Progress
-from core.tasks import Task, get_task, list_tasks
+from core.tasks import Task, get_task, list_tasks, package_tasks
 from core.workspace import Workspace
 
 INDEX_FILE = "keyword_index.parquet"
@@ -59,7 +59,7 @@ register_view(
         f"index/*/{INDEX_FILE}",
         "parquet",
         {"dataset": "VARCHAR", "business_id": "VARCHAR", "review_id": "VARCHAR", "idx": "INTEGER",
-         "text_hash": "VARCHAR", **{kw_column(t.task_id): "VARCHAR[]" for t in list_tasks()}},
+         "text_hash": "VARCHAR", **{kw_column(t.task_id): "VARCHAR[]" for t in package_tasks()}},
         "one row per review of every indexed dataset; kw_<task> lists the task's keywords found",
     )
 )
@@ -227,7 +227,7 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     returns the stats.
     """
     started = time.perf_counter()
-    specs = [get_task(t) for t in tasks] if tasks is not None else list_tasks()
+    specs = [get_task(t, ws) for t in tasks] if tasks is not None else list_tasks(ws)
     reviews_sha256 = _reviews_sha256(ws, dataset)
     # the reviews table is sorted by (business_id, idx) by contract (and locked)
     reviews = pl.read_parquet(ws.dataset_dir(dataset) / TABLES[1], columns=["business_id", "review_id", "idx", "text"])
@@ -238,7 +238,7 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     task_objs = {t.task_id: t for t in specs}
     if old is not None:
         index = index.with_columns(old.drop("text_hash"))
-        task_objs.update({c[3:]: get_task(c[3:]) for c in old.columns if c.startswith("kw_")})
+        task_objs.update({c[3:]: get_task(c[3:], ws) for c in old.columns if c.startswith("kw_")})
     stats = {
         "dataset": dataset, "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "reviews_sha256": reviews_sha256, "total_reviews": index.height,
@@ -300,7 +300,7 @@ def matched_reviews(ws: Workspace, dataset: str, task: str, *, with_text: bool =
     Columns: business_id, review_id, idx, text_hash, keywords_found; ``with_text`` adds text,
     date, stars, useful from the reviews table and name, categories from the restaurants table.
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     index = load_index(ws, dataset)
     col = kw_column(spec.task_id)
     if col not in index.columns:

@@ -91,7 +91,7 @@ def _current_fields(ws: Workspace, dataset: str, task: str, business_id: str | N
     if hit.height == 0:
         return {}
     row = hit.row(0, named=True)
-    return {f: row[f] for f in get_task(task).field_names}
+    return {f: row[f] for f in get_task(task, ws).field_names}
 
 
 def add_override(
@@ -105,7 +105,7 @@ def add_override(
     dataset. ``corrected`` maps schema fields to enum values (validated). ``original`` defaults to
     the fields of the current GT judgment of that review (empty when there is none).
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     _check_corrected(spec, corrected, strict=True)
     if not (reason or "").strip() or not (author or "").strip():
         raise ValueError("an override needs a reason and an author")
@@ -127,7 +127,7 @@ def add_override(
 
 
 def _log(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
-    get_task(task)
+    get_task(task, ws)
     return read_jsonl_log(ws.overrides_path(dataset, task))
 
 
@@ -172,7 +172,7 @@ def active_overrides(ws: Workspace, dataset: str, task: str) -> list[dict[str, A
     corrected (merged, schema fields only), override_id (the latest), override_ids, reason,
     author, created_at (of the latest).
     """
-    spec = get_task(task)
+    spec = get_task(task, ws)
     merged: dict[tuple, dict[str, Any]] = {}
     for r in list_overrides(ws, dataset, task):
         if r["status"] != "active":

@@ -43,11 +43,12 @@ class Registry(Mapping[str, T], Generic[T]):
         self.kind = kind
         self._entries: dict[str, T] = {}
 
-    def add(self, entry: T) -> T:
-        """Register ``entry`` under ``entry.name`` and return it (usable as a decorator's tail)."""
-        if entry.name in self._entries:
-            raise ValueError(f"{self.kind} {entry.name!r} is registered twice")
-        self._entries[entry.name] = entry
+    def add(self, entry: T, *, name: str | None = None) -> T:
+        """Register ``entry`` under ``name`` (default ``entry.name``) and return it."""
+        key = entry.name if name is None else name
+        if key in self._entries:
+            raise ValueError(f"{self.kind} {key!r} is registered twice")
+        self._entries[key] = entry
         return entry
 
     def __getitem__(self, name: str) -> T:

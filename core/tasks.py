@@ -1,5 +1,7 @@
-"""Task registry (SPEC §2.1): tasks are data, one YAML file per task in ``core/task_data/tasks/``.
+"""Task registry (SPEC §2.1): tasks are data, one YAML file per task, in ``core/task_data/tasks/``
+(the package) and in a workspace's ``tasks/`` folder (e.g. written by ``policies import``).
 
+A task id is ``G{1-10}{a-j}`` (SCALE) or a topic id ``G{n}_{topic}`` (ADDM, e.g. ``G1_dietary``).
 A task bundles its keyword list (SPEC §2.2), the judgment schema of its per-review judgments
 (SPEC §2.3: enum fields with the meaning of every value, plus a verbatim ``excerpt``), the
 versioned judgment prompt, the names of its GT formulas and policies, and its verdict scale.
@@ -22,29 +24,34 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from core.errors import DataError, UnknownNameError
+from core.registry import Registry
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 TASK_DATA_DIR = Path(__file__).resolve().parent / "task_data" / "tasks"
-TASK_ID_RE = re.compile(r"^G(10|[1-9])([a-j])$")
+WORKSPACE_TASKS = "tasks"
+TASK_ID_RE = re.compile(r"^G(10|[1-9])(?:([a-j])|_([a-z][a-z0-9_]{0,40}))$")
 EXCERPT_FIELD = "excerpt"
 
 
 def check_task_id(task_id: str) -> str:
-    """Validate the form ``G{1-10}{a-j}`` (SPEC §2.1); returns ``task_id``.
+    """Validate the form ``G{1-10}{a-j}`` or a topic id ``G{n}_{topic}`` (SPEC §2.1); returns ``task_id``.
 
-    >>> check_task_id("G10j")
-    'G10j'
+    >>> check_task_id("G10j"), check_task_id("G2_business")
+    ('G10j', 'G2_business')
     >>> check_task_id("G11a")
     Traceback (most recent call last):
     ...
-    ValueError: invalid task id 'G11a': expected G{1-10}{a-j}, e.g. G1a or G10j
+    ValueError: invalid task id 'G11a': expected G{1-10}{a-j} or G{1-10}_{topic}, e.g. G1a or G1_dietary
     """
     if not isinstance(task_id, str) or not TASK_ID_RE.match(task_id):
-        raise ValueError(f"invalid task id {task_id!r}: expected G{{1-10}}{{a-j}}, e.g. G1a or G10j")
+        raise ValueError(f"invalid task id {task_id!r}: expected G{{1-10}}{{a-j}} or G{{1-10}}_{{topic}}, e.g. G1a or G1_dietary")
     return task_id
 
 
@@ -56,6 +63,7 @@ class JudgmentField:
     description: str
     values: tuple[str, ...]
     meanings: tuple[tuple[str, str], ...]
+    cues: tuple[tuple[str, tuple[str, ...]], ...] = ()  # value -> phrases that signal it (offline cue judge)
 
     def meaning(self, value: str) -> str:
         """The documented meaning of ``value`` (KeyError for a value outside the enum)."""
@@ -159,6 +167,8 @@ class Task:
                 fields[f.name] = None
                 problems.append(f"{f.name}: missing")
                 continue
+            if isinstance(value, bool):  # a JSON boolean field (e.g. is_relevant) has values true/false
+                value = "true" if value else "false"
             norm = value.strip().lower() if isinstance(value, str) else value
             fields[f.name] = norm if norm in f.values else value
             if norm not in f.values:
@@ -186,11 +196,23 @@ def _parse_field(raw: Any, i: int, path: Path) -> JudgmentField:
     values = raw.get("values")
     if not isinstance(values, dict) or not values:
         raise DataError("expected a mapping value -> meaning", path=path, field=f"{where}.values")
-    meanings = tuple((str(v), str(m)) for v, m in values.items())
-    return JudgmentField(name, str(raw.get("description", "")), tuple(v for v, _ in meanings), meanings)
+    meanings = tuple((_value_id(v), str(m)) for v, m in values.items())
+    cues_raw = raw.get("cues") or {}
+    if not isinstance(cues_raw, dict) or any(_value_id(v) not in dict(meanings) for v in cues_raw):
+        raise DataError("cues must map values of this field to phrases", path=path, field=f"{where}.cues")
+    cues = tuple((_value_id(v), tuple(str(c).lower() for c in (p if isinstance(p, list) else [p])))
+                 for v, p in cues_raw.items())
+    return JudgmentField(name, str(raw.get("description", "")), tuple(v for v, _ in meanings), meanings, cues)
 
 
-def _str_list(raw: dict[str, Any], key: str, path: Path) -> tuple[str, ...]:
+def _value_id(value: Any) -> str:
+    """An enum value as stored: YAML's ``true:`` key is the value "true"."""
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _str_list(raw: dict[str, Any], key: str, path: Path, *, required: bool = True) -> tuple[str, ...]:
+    if not required and not raw.get(key):
+        return ()
     items = _require(raw, key, list, path)
     if not all(isinstance(x, str) and x for x in items):
         raise DataError("expected a list of non-empty strings", path=path, field=key)
@@ -217,10 +239,13 @@ def load_task_file(path: str | Path) -> Task:
     judgment = _require(raw, "judgment", dict, path)
     fields = tuple(_parse_field(f, i, path) for i, f in enumerate(_require(judgment, "fields", list, path)))
     keywords = tuple(k.lower() for k in _str_list(raw, "keywords", path))
-    formulas = _str_list(raw, "formulas", path)
-    default_formula = str(raw.get("default_formula") or formulas[0])
-    if default_formula not in formulas:
-        raise DataError(f"{default_formula!r} is not one of formulas {list(formulas)}", path=path, field="default_formula")
+    formulas = _str_list(raw, "formulas", path, required=False)
+    policies = _str_list(raw, "policies", path, required=False)
+    if not formulas and not policies:
+        raise DataError("a task needs at least one formula or policy", path=path, field="policies")
+    default_formula = str(raw.get("default_formula") or (formulas or policies)[0])
+    if default_formula not in (*formulas, *policies):
+        raise DataError(f"{default_formula!r} is not one of {[*formulas, *policies]}", path=path, field="default_formula")
     return Task(
         task_id=task_id,
         name=_require(raw, "name", str, path),
@@ -234,40 +259,63 @@ def load_task_file(path: str | Path) -> Task:
         prompt_template=_require(raw, "prompt", str, path),
         formulas=formulas,
         default_formula=default_formula,
-        policies=tuple(raw.get("policies") or ()),
+        policies=policies,
         verdict_scale=_str_list(raw, "verdict_scale", path),
         source=str(path),
     )
 
 
-@functools.cache
-def _registry(folder: Path = TASK_DATA_DIR) -> dict[str, Task]:
-    tasks: dict[str, Task] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        task = load_task_file(path)
-        tasks[task.task_id] = task
-    return tasks
+@functools.lru_cache(maxsize=64)
+def _folder_tasks(folder: Path, stamp: tuple = ()) -> tuple[Task, ...]:
+    return tuple(load_task_file(path) for path in sorted(folder.glob("*.yaml"))) if folder.is_dir() else ()
+
+
+def _stamp(folder: Path) -> tuple:
+    if not folder.is_dir():
+        return ()
+    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+
+
+def workspace_task_dir(ws: Workspace | None = None) -> Path:
+    """``tasks/`` of ``ws`` (default: the workspace of the settings)."""
+    from core.workspace import Workspace
+
+    return (ws or Workspace.resolve()).root / WORKSPACE_TASKS
 
 
 def _sort_key(task_id: str) -> tuple[int, str]:
     m = TASK_ID_RE.match(task_id)
-    return (int(m.group(1)), m.group(2)) if m else (99, task_id)
+    return (int(m.group(1)), m.group(2) or f"~{m.group(3)}") if m else (99, task_id)
 
 
-def task_ids() -> list[str]:
-    """Every registered task id, in group then letter order (G1a, G1b, …, G10j)."""
-    return sorted(_registry(), key=_sort_key)
+def task_registry(ws: Workspace | None = None) -> Registry[Task]:
+    """Every task, in group then letter order (topics after the letters of their group): the
+    package's tasks, then the workspace's ``tasks/`` (a workspace task cannot shadow a package one)."""
+    found: dict[str, Task] = {t.task_id: t for t in _folder_tasks(TASK_DATA_DIR)}
+    folder = workspace_task_dir(ws)
+    for t in _folder_tasks(folder, _stamp(folder)):
+        found.setdefault(t.task_id, t)
+    reg: Registry[Task] = Registry("task")
+    for task_id in sorted(found, key=_sort_key):
+        reg.add(found[task_id], name=task_id)
+    return reg
 
 
-def list_tasks() -> list[Task]:
+def package_tasks() -> list[Task]:
+    """The tasks shipped in ``core/task_data/tasks`` (no workspace involved)."""
+    return sorted(_folder_tasks(TASK_DATA_DIR), key=lambda t: _sort_key(t.task_id))
+
+
+def task_ids(ws: Workspace | None = None) -> list[str]:
+    """Every registered task id, in group then letter order (G1a, G1b, …, G1_dietary, G2a, …)."""
+    return task_registry(ws).names()
+
+
+def list_tasks(ws: Workspace | None = None) -> list[Task]:
     """Every registered task, in group then letter order."""
-    reg = _registry()
-    return [reg[t] for t in task_ids()]
+    return list(task_registry(ws).values())
 
 
-def get_task(task_id: str) -> Task:
+def get_task(task_id: str, ws: Workspace | None = None) -> Task:
     """The task ``task_id``; UnknownNameError (listing the valid ids) when it is not registered."""
-    reg = _registry()
-    if task_id not in reg:
-        raise UnknownNameError("task", str(task_id), task_ids())
-    return reg[task_id]
+    return task_registry(ws)[task_id]

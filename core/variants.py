@@ -113,8 +113,15 @@ def committed_constants(definition: str | Formula | Policy) -> dict[str, float]:
     flat.update({f"RESTAURANT.{m.label}": m.points for m in d.restaurant_modifiers})
     for rule in d.rules:
         for n, cond in enumerate(rule.conditions):
+            key = f"RULE.{rule.verdict}.{n}"
             if cond.score_at_least is not None:
-                flat[f"RULE.{rule.verdict}.{n}"] = cond.score_at_least
+                flat[key] = cond.score_at_least
+            elif cond.score_at_most is not None:
+                flat[key] = cond.score_at_most
+            else:
+                flat[key] = int(cond.at_least)
+            for k, value in (cond.score_by_k if cond.is_score else cond.at_least_by_k):
+                flat[f"{key}.K{k}"] = int(value) if not cond.is_score else value
     return flat
 
 
@@ -167,9 +174,7 @@ def policy_with_changes(policy: Policy, changes: Mapping[str, float]) -> Policy:
                   for m in policy.restaurant_modifiers)
     rules = tuple(
         dataclasses.replace(rule, conditions=tuple(
-            dataclasses.replace(c, score_at_least=float(changes[f"RULE.{rule.verdict}.{n}"]))
-            if f"RULE.{rule.verdict}.{n}" in changes else c
-            for n, c in enumerate(rule.conditions)
+            _condition_with_changes(c, f"RULE.{rule.verdict}.{n}", changes) for n, c in enumerate(rule.conditions)
         ))
         for rule in policy.rules
     )
@@ -177,12 +182,30 @@ def policy_with_changes(policy: Policy, changes: Mapping[str, float]) -> Policy:
                                rules=rules, version=f"{policy.version}+whatif")
 
 
+def _condition_with_changes(cond: Any, key: str, changes: Mapping[str, float]) -> Any:
+    """A rule condition with a changed default threshold (``key``) and per-K thresholds (``key.K<k>``)."""
+    out = cond
+    if key in changes:
+        value = changes[key]
+        if cond.score_at_least is not None:
+            out = dataclasses.replace(out, score_at_least=float(value))
+        elif cond.score_at_most is not None:
+            out = dataclasses.replace(out, score_at_most=float(value))
+        else:
+            out = dataclasses.replace(out, at_least=int(value))
+    by_k = cond.score_by_k if cond.is_score else cond.at_least_by_k
+    if any(f"{key}.K{k}" in changes for k, _ in by_k):
+        new = tuple((k, changes.get(f"{key}.K{k}", v)) for k, v in by_k)
+        out = dataclasses.replace(out, **({"score_by_k": new} if cond.is_score else {"at_least_by_k": new}))
+    return out
+
+
 def whatif_definition(
-    definition: str | Formula | Policy, values: Mapping[str, float] | None
+    definition: str | Formula | Policy, values: Mapping[str, float] | None, ws: Workspace | None = None,
 ) -> tuple[Formula | Policy, dict[str, Any] | None]:
     """(definition, constants) to compute a what-if: a formula with its ``constants=`` override,
     or a modified policy with None. Unchanged values give the committed definition and None."""
-    d = get_definition(definition)
+    d = get_definition(definition, ws)
     changes = changed_constants(d, values or {})
     if not changes:
         return d, None
@@ -211,9 +234,9 @@ def save_variant(
     Raises:
         ValueError: bad name, unknown constant, nothing changed, or the name exists (without ``replace``).
     """
-    d = get_definition(definition)
+    d = get_definition(definition, ws)
     try:
-        taken = get_definition(name)
+        taken = get_definition(name, ws)
     except UnknownNameError:
         taken = None
     if taken is not None:
@@ -314,16 +337,16 @@ def constants_sha256(variant: Variant) -> str:
 def resolve_definition(ws: Workspace | None, name: str) -> ResolvedDefinition:
     """A formula or policy by name, else a variant saved in ``ws`` (UnknownNameError lists all)."""
     try:
-        d = get_definition(name)
+        d = get_definition(name, ws)
     except UnknownNameError:
         if ws is None or not variant_path(ws, name).exists():
             from core.ground_truth import FORMULAS, POLICY_IDS
 
             saved = [v.name for v in list_variants(ws)] if ws is not None else []
             raise UnknownNameError("formula, policy or saved variant", name,
-                                   [*FORMULAS, *POLICY_IDS(), *saved]) from None
+                                   [*FORMULAS, *POLICY_IDS(ws=ws), *saved]) from None
         variant = load_variant(ws, name)
-        base, constants = whatif_definition(variant.definition, variant.changes)
+        base, constants = whatif_definition(variant.definition, variant.changes, ws)
         return ResolvedDefinition(name, base, constants, variant)
     return ResolvedDefinition(d.name, d, None)
 
@@ -333,7 +356,7 @@ def task_variants(ws: Workspace, task: str) -> list[Variant]:
     out = []
     for v in list_variants(ws):
         try:
-            if get_definition(v.definition).task == task:
+            if get_definition(v.definition, ws).task == task:
                 out.append(v)
         except UnknownNameError:
             continue

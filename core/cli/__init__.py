@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import sys
 from typing import Any
@@ -75,8 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # The command's workspace is the default one while it runs: the tasks and policies of its
+    # tasks/ and policies/ folders resolve wherever a task or policy is looked up by name.
+    previous = os.environ.get("WORKBENCH_WORKSPACE")
     try:
         args.workspace = Workspace.resolve(args.workspace)
+        os.environ["WORKBENCH_WORKSPACE"] = str(args.workspace.root)
         if args.workspace.exists():
             clean_leftovers(args.workspace)  # staging folders of killed imports
         code = args.func(args)
@@ -88,4 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished work is saved; run again with --resume to continue", file=sys.stderr)
         return 130
+    finally:
+        if previous is None:
+            os.environ.pop("WORKBENCH_WORKSPACE", None)
+        else:
+            os.environ["WORKBENCH_WORKSPACE"] = previous
     return int(code or 0)

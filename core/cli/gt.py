@@ -27,7 +27,7 @@ from core.ground_truth import (
     trace_gt_ws,
 )
 from core.ground_truth.coverage import short_counts, short_message
-from core.ground_truth.export import export_gt
+from core.ground_truth.export import export_gt, verdict_scale
 from core.judgments import resolve_judge, stale_count
 from core.restaurant_names import find_restaurant
 from core.variants import resolve_definition
@@ -72,10 +72,15 @@ def _compute(args: argparse.Namespace) -> int:
                        layout=args.format, judge=args.judge, out=args.out, constants=chosen.constants,
                        name=chosen.name, provenance=chosen.provenance())
     frame = result.frame
-    dist = distribution_by_k(frame)
+    dist = distribution_by_k(frame, verdict_scale(chosen.definition, args.workspace))
+    names = [c for c in dist.columns if c not in ("k", "total")]
+    widths = [max(7, len(n)) for n in names]
     lines = [f"GT {result.definition} of {args.dataset}/{args.task} (judgments sha256 {frame['judgments_sha256'][0][:12]}…)",
-             f"{'K':>6} {'Low':>7} {'High':>7} {'Critical':>9}"]
-    lines += [f"{k_label(r['k']):>6} {r['Low']:>7} {r['High']:>7} {r['Critical']:>9}" for r in dist.iter_rows(named=True)]
+             f"{'K':>6} " + " ".join(f"{n:>{w}}" for n, w in zip(names, widths, strict=True))]
+    lines += [f"{k_label(r['k']):>6} " + " ".join(f"{r[n]:>{w}}" for n, w in zip(names, widths, strict=True))
+              for r in dist.iter_rows(named=True)]
+    if "reference_year" in frame.columns:
+        lines.append(f"recency reference year: {frame['reference_year'][0]} (newest review of the dataset)")
     lines += [f"wrote {w['path']}" for w in result.files]
     short = short_counts(frame)
     warning = short_message(short, total=frame["business_id"].n_unique())

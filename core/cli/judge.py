@@ -25,9 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judge", help="judge keyword-matched reviews (heuristic, any OpenAI-compatible model, ensembles)")
     p.add_argument("--dataset", help="dataset name")
     p.add_argument("--task", default="G1a", help="task id (default G1a)")
-    p.add_argument("--judge", choices=["heuristic", "heuristic-v2", "openai"], default="heuristic",
+    p.add_argument("--judge", choices=["heuristic", "heuristic-v2", "cues", "openai"], default="heuristic",
                    help="judge kind: heuristic (= heuristic-v1, kept for reproducibility), heuristic-v2 (offline, "
-                        "precision first), openai")
+                        "precision first), cues (the offline phrase matcher of tasks whose fields list cues), openai")
     p.add_argument("--model", help="model id for --judge openai (default $WORKBENCH_JUDGE_MODEL)")
     p.add_argument("--seed", type=int, help="sampling seed sent with every request (part of the judge id)")
     p.add_argument("--temperature", type=float, help="sampling temperature (default: the endpoint's)")
@@ -87,6 +87,10 @@ def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
         return build_ensemble(task, args.ensemble, openai_factory=openai_judge)
     if args.judge == "openai":
         return openai_judge(task, seed=args.seed)
+    if args.judge == "cues":
+        from core.judging.cues import CueJudge
+
+        return CueJudge(task)
     return HeuristicJudge(task, "heuristic-v2" if args.judge == "heuristic-v2" else "heuristic-v1")
 
 

@@ -14,9 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("judgments", help="import, export and list stored judgments")
     cmds = p.add_subparsers(dest="judgments_command", metavar="ACTION", required=True)
 
-    imp = cmds.add_parser("import", help="attach an xnot judgments.json to the dataset that has the texts")
-    imp.add_argument("path", help="judgments.json in the xnot layout (SPEC §2.4)")
-    imp.add_argument("--task", help="task id (default: the file's task_id)")
+    imp = cmds.add_parser("import", help="attach an xnot judgments.json to the dataset that has the texts, or "
+                                         "import a generic JSONL of any task")
+    imp.add_argument("path", help="judgments.json in the xnot layout (SPEC §2.4), or JSONL "
+                                  "{business_id, review_id, fields}")
+    imp.add_argument("--task", help="task id (default: the file's task_id; required for the generic JSONL)")
     imp.add_argument("--dataset", help="dataset to attach to (default: the only dataset); created from the "
                                        "file, without texts, only when no dataset holds its restaurants")
     imp.add_argument("--judge", help="judge id to store them under (default: xnot-import-<prompt version>)")
@@ -49,6 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from core.generic_judgments import is_generic_layout
+
+    if is_generic_layout(args.path):
+        return _run_import_generic(args)
     with cli_progress("import", enabled=not args.no_progress and not args.json) as progress:
         report = import_xnot_judgments(args.workspace, args.path, task=args.task, dataset=args.dataset,
                                        judge=args.judge, progress=progress)
@@ -68,6 +74,24 @@ def run_import(args: argparse.Namespace) -> int:
         lines += [f"  {u['name']} idx {u['idx']}: {u['reason']}" for u in report["unmatched_examples"]
                   if u["kind"] != "no such idx"][:10]
     emit(args, report, "\n".join(lines))
+    return 0
+
+
+def _run_import_generic(args: argparse.Namespace) -> int:
+    from core.generic_judgments import import_generic_judgments
+
+    if not args.judge or not args.task:
+        raise ValueError("--task and --judge are required for the generic JSONL layout")
+    dataset = args.dataset
+    if dataset is None:
+        existing = args.workspace.datasets()
+        if len(existing) != 1:
+            raise ValueError("choose the dataset with --dataset (the workspace does not hold exactly one)")
+        dataset = existing[0]
+    report = import_generic_judgments(args.workspace, args.path, task=args.task, dataset=dataset, judge=args.judge)
+    emit(args, report, f"imported {report['judgments']:,} judgments as {report['judge']} into "
+                       f"{report['dataset']}/{report['task']}: {report['appended']:,} stored, "
+                       f"{report['parse_errors']:,} parse errors" + "".join(f"\n  {e}" for e in report["errors"]))
     return 0
 
 

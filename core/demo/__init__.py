@@ -35,6 +35,7 @@ from core.demo import steps
 from core.demo.restaurants import business_record, location, plan_restaurants, restaurant_name, yelp_id
 from core.demo.reviews import build_reviews
 from core.demo.steps import DEMO_DATASET, DEMO_TASK
+from core.demo.topics import plan_topics
 from core.files import atomic_path, write_json_atomic, write_jsonl_atomic
 from core.progress import Progress, no_progress
 from core.settings import DEFAULT_WORKSPACE
@@ -45,8 +46,8 @@ MARKER_NAME = "demo.json"
 
 # Extra steps run after the import, in order: ``step(ws, *, seed, progress)``.
 DemoStep = Callable[..., Any]
-DEMO_STEPS: tuple[DemoStep, ...] = (steps.index_step, steps.judge_step, steps.gt_step, steps.labels_step,
-                                    steps.study_step, steps.gold_step, steps.runs_step)
+DEMO_STEPS: tuple[DemoStep, ...] = (steps.tasks_step, steps.index_step, steps.judge_step, steps.gt_step,
+                                    steps.labels_step, steps.study_step, steps.gold_step, steps.runs_step)
 
 TRUTH_SCHEMA: dict[str, Any] = {
     "business_id": pl.Utf8, "review_id": pl.Utf8, "idx": pl.Int32, "date": pl.Utf8, "stars": pl.Float64,
@@ -120,6 +121,9 @@ def generate_records(*, seed: int = 7, n_restaurants: int = 100, reviews_per_res
         rng = random.Random(f"scale-workbench-demo:{seed}:restaurant:{plan.position}")
         business_id, name, place = yelp_id(rng), restaurant_name(rng, plan.cuisine, names), location(rng)
         made = build_reviews(rng, plan, business_id, name, place["city"], reviews_per_restaurant, users)
+        taken = {row["idx"] for row in made.truth}
+        for idx, plant in plan_topics(seed, plan.position, len(made.reviews), taken).items():
+            made.reviews[idx]["text"] = f"{made.reviews[idx]['text']} {plant.text}"
         stars = [int(r["stars"]) for r in made.reviews]
         businesses.append(business_record(rng, plan, business_id, name, place, stars, made.is_open))
         reviews.extend(made.reviews)

@@ -1,4 +1,5 @@
-"""What the demo workspace holds beyond the dataset: keyword index, heuristic judgments, GT files.
+"""What the demo workspace holds beyond the dataset: its own tasks and policies, keyword index,
+offline judgments, GT files.
 
 Each step is ``step(ws, *, seed, progress)`` and runs after the import (``DEMO_STEPS``).
 """
@@ -6,6 +7,7 @@ Each step is ``step(ws, *, seed, progress)`` and runs after the import (``DEMO_S
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
@@ -15,6 +17,19 @@ DEMO_TASK = "G1a"
 DEMO_KS = (25, 50, 100, 200)
 # The GT files written at generation time: formulas in the xnot layout, policies in ADDM's.
 DEMO_GT_DEFINITIONS = ("v1", "v2", "G1_allergy_V2")
+# The project's own demo tasks (workspace tasks/ and policies/), judged by the offline cue judge.
+DEMO_TOPIC_TASKS = ("G1_diet", "G2_meetings")
+DEMO_TOPIC_GT = {"G1_diet": ("G1_diet_V1", "G1_diet_V2"), "G2_meetings": ("G2_meetings_V1", "G2_meetings_V2")}
+TASK_DATA = Path(__file__).resolve().parent / "task_data"
+
+
+def tasks_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
+    """Install the demo's own tasks and policies (``core/demo/task_data``) into the workspace."""
+    from core.files import write_text_atomic
+
+    for kind in ("tasks", "policies"):
+        for path in sorted((TASK_DATA / kind).glob("*.yaml")):
+            write_text_atomic(ws.root / kind / path.name, path.read_text(encoding="utf-8"))
 
 
 def index_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
@@ -36,17 +51,22 @@ def judge_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
         plan = plan_judging(ws, DEMO_DATASET, DEMO_TASK, judge)
         execute_judging(plan, judge, progress=progress or no_progress)
     set_gt_judge(ws, DEMO_DATASET, DEMO_TASK, judge.judge_id)
+    for task in DEMO_TOPIC_TASKS:
+        cues = make_judge("cues", get_task(task, ws))
+        execute_judging(plan_judging(ws, DEMO_DATASET, task, cues), cues, progress=progress or no_progress)
+        set_gt_judge(ws, DEMO_DATASET, task, cues.judge_id)
 
 
 def gt_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
-    """Write GT files for K = 25/50/100/200 of each demo definition under ``gt/demo/G1a/``."""
+    """Write GT files for K = 25/50/100/200 of each demo definition under ``gt/demo/{task}/``."""
     from core.ground_truth.export import export_gt
 
     progress = progress or no_progress
-    for i, definition in enumerate(DEMO_GT_DEFINITIONS):
-        progress(i, len(DEMO_GT_DEFINITIONS), f"GT {definition}")
-        export_gt(ws, DEMO_DATASET, DEMO_TASK, definition, list(DEMO_KS))
-    progress(len(DEMO_GT_DEFINITIONS), len(DEMO_GT_DEFINITIONS), "GT written")
+    jobs = [(DEMO_TASK, d) for d in DEMO_GT_DEFINITIONS] + [(t, d) for t, ds in DEMO_TOPIC_GT.items() for d in ds]
+    for i, (task, definition) in enumerate(jobs):
+        progress(i, len(jobs), f"GT {definition}")
+        export_gt(ws, DEMO_DATASET, task, definition, list(DEMO_KS))
+    progress(len(jobs), len(jobs), "GT written")
 
 
 def labels_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:

@@ -143,17 +143,25 @@ def compute_gt_frame(
     return out.with_columns(pl.lit(formula_version(f, constants)).alias("formula_version"))
 
 
-def distribution_by_k(frame: pl.DataFrame) -> pl.DataFrame:
-    """Verdict counts per K: columns k, Low, High, Critical, total (K = all last).
+def distribution_by_k(frame: pl.DataFrame, verdicts: Sequence[str] | None = None) -> pl.DataFrame:
+    """Verdict counts per K: columns k, one per verdict of the scale (lowest first), total (K = all last).
+
+    The default scale (Low/High/Critical Risk) names its columns Low, High, Critical; any other
+    scale uses its labels as they are.
 
     >>> df = pl.DataFrame({"k": [25, 25, 50], "verdict": ["Low Risk", "High Risk", "Critical Risk"]})
     >>> distribution_by_k(df).rows()
     [(25, 1, 1, 0, 2), (50, 0, 0, 1, 1)]
+    >>> df = pl.DataFrame({"k": [25, 25], "verdict": ["Recommended", "Acceptable"]})
+    >>> distribution_by_k(df, ["Not Recommended", "Acceptable", "Recommended"]).columns
+    ['k', 'Not Recommended', 'Acceptable', 'Recommended', 'total']
     """
+    scale = tuple(verdicts or VERDICTS)
+    names = [v.split()[0] for v in scale] if scale == VERDICTS else list(scale)
     counts = frame.group_by("k").agg(
-        (pl.col("verdict") == verdict).sum().cast(pl.Int64).alias(verdict.split()[0]) for verdict in VERDICTS
+        (pl.col("verdict") == verdict).sum().cast(pl.Int64).alias(name) for verdict, name in zip(scale, names, strict=True)
     )
-    return counts.with_columns(pl.sum_horizontal("Low", "High", "Critical").alias("total")).sort("k", nulls_last=True)
+    return counts.with_columns(pl.sum_horizontal(names).alias("total")).sort("k", nulls_last=True)
 
 
 def judgments_sha256(judgments: pl.DataFrame) -> str:
@@ -170,19 +178,29 @@ def load_restaurants(ws: Workspace, dataset: str) -> pl.DataFrame:
     return scan_restaurants(ws, dataset).select("business_id", "name", "categories", "n_reviews").collect()
 
 
-def get_definition(name: str | Formula | Policy) -> Formula | Policy:
-    """A formula (``v1``) or a policy (``G1_allergy_V2``) by name."""
+def get_definition(name: str | Formula | Policy, ws: Workspace | None = None) -> Formula | Policy:
+    """A formula (``v1``) or a policy (``G1_allergy_V2``, or one in the workspace's ``policies/``) by name."""
     from core.errors import UnknownNameError
     from core.ground_truth.formulas import FORMULAS
-    from core.ground_truth.policies import POLICY_IDS, Policy, get_policy
+    from core.ground_truth.policies import Policy
+    from core.ground_truth.policy_loader import policy_registry
 
     if isinstance(name, Formula | Policy):
         return name
     if name in FORMULAS:
         return FORMULAS[name]
-    if name in POLICY_IDS():
-        return get_policy(name)
-    raise UnknownNameError("formula or policy", name, [*FORMULAS, *POLICY_IDS()])
+    policies = policy_registry(ws)
+    if name in policies:
+        return policies[name]
+    raise UnknownNameError("formula or policy", name, [*FORMULAS, *policies])
+
+
+def newest_review_year(ws: Workspace, dataset: str) -> int | None:
+    """The year of the dataset's newest review (the default recency reference of a policy)."""
+    from core.datasets import scan_reviews
+    from core.ground_truth.formulas import year_expr
+
+    return scan_reviews(ws, dataset).select(year_expr(pl.col("date").cast(pl.Utf8)).max()).collect().item()
 
 
 def compute_gt(
@@ -205,7 +223,7 @@ def compute_gt(
     """
     from core.ground_truth.policies import Policy, compute_policy_gt_frame
 
-    definition = get_definition(formula)
+    definition = get_definition(formula, ws)
     if definition.task != task:
         raise ValueError(f"{definition.name} is a {definition.task} definition, not {task}")
     if judgments is None:
@@ -214,7 +232,8 @@ def compute_gt(
         judgments = load_judgments(ws, dataset, task, judge)
     restaurants = load_restaurants(ws, dataset)
     if isinstance(definition, Policy):
-        frame = compute_policy_gt_frame(judgments, restaurants, definition, k)
+        reference = newest_review_year(ws, dataset) if definition.needs_reference else None
+        frame = compute_policy_gt_frame(judgments, restaurants, definition, k, reference_year=reference)
     else:
         frame = compute_gt_frame(judgments, restaurants, definition, k, constants=constants)
     return frame.with_columns(

@@ -38,9 +38,17 @@ class GTExport:
     files: list[dict[str, Any]]
 
 
-def default_layout(definition: str) -> str:
+def default_layout(definition: str | Formula | Policy, ws: Workspace | None = None) -> str:
     """xnot for formulas, ADDM for policies."""
-    return "xnot" if isinstance(get_definition(definition), Formula) else "addm"
+    return "xnot" if isinstance(get_definition(definition, ws), Formula) else "addm"
+
+
+def verdict_scale(definition: str | Formula | Policy, ws: Workspace | None = None) -> tuple[str, ...]:
+    """The ordered verdict scale (lowest first) of a formula (Low/High/Critical Risk) or policy."""
+    from core.ground_truth.formulas import VERDICTS
+
+    d = get_definition(definition, ws)
+    return VERDICTS if isinstance(d, Formula) else d.verdicts
 
 
 def gt_frame_for_layout(
@@ -52,7 +60,7 @@ def gt_frame_for_layout(
     from core.judgments import load_judgments
 
     ks = normalize_ks(ks)
-    resolved = get_definition(definition)
+    resolved = get_definition(definition, ws)
     judgments = load_judgments(ws, dataset, task, judge)
     frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants)
     restaurants = load_restaurants(ws, dataset)
@@ -81,9 +89,9 @@ def with_addm_columns(
     )
 
 
-def gt_payload(frame: pl.DataFrame, *, layout: str, task: str, k: int | None) -> dict[str, Any]:
-    """The file content of one K of ``frame`` in ``layout``."""
-    return addm_payload(frame, k=k) if layout == "addm" else xnot_payload(frame, task_id=task, k=k)
+def gt_payload(frame: pl.DataFrame, *, layout: str, task: str, k: int | None, policy: Policy | None = None) -> dict[str, Any]:
+    """The file content of one K of ``frame`` in ``layout`` (``policy``: the policy object of a policy frame)."""
+    return addm_payload(frame, k=k, policy=policy) if layout == "addm" else xnot_payload(frame, task_id=task, k=k)
 
 
 def export_gt(
@@ -99,9 +107,9 @@ def export_gt(
     file names use it) and ``provenance`` (variant name and constants hash, written into each file).
     """
     ks = normalize_ks(ks)
-    resolved = get_definition(definition)
+    resolved = get_definition(definition, ws)
     name = name or resolved.name
-    layout = layout or default_layout(resolved.name)
+    layout = layout or default_layout(resolved, ws)
     frame = gt_frame_for_layout(ws, dataset, task, resolved, ks, layout=layout, judge=judge, constants=constants)
     if provenance:
         frame = frame.with_columns(pl.lit(v).alias(k) for k, v in provenance.items())
@@ -112,7 +120,7 @@ def export_gt(
         targets = {k: folder / gt_filename(name, k, layout) for k in ks}
     files = []
     for k, path in targets.items():
-        payload = gt_payload(frame, layout=layout, task=task, k=k)
+        payload = gt_payload(frame, layout=layout, task=task, k=k, policy=None if isinstance(resolved, Formula) else resolved)
         write_gt_file(path, payload)
         files.append({"k": k, "path": str(path), "distribution": payload["summary"]["verdict_distribution"]})
     return GTExport(name, layout, frame, files)

@@ -49,6 +49,11 @@ class Formula:
     count_fields: tuple[str, ...] = ()  # aggregates that are 0 for a restaurant without judgments
     trace: Mapping[str, TraceSpec] = field(default_factory=dict)
 
+    @property
+    def verdicts(self) -> tuple[str, ...]:
+        """The ordered verdict scale, lowest first (as ``Policy.verdicts``)."""
+        return VERDICTS
+
     def resolve_constants(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The formula's constants with ``overrides`` applied; an unknown name is a ValueError."""
         merged = dict(self.constants)

@@ -25,6 +25,7 @@ from core.ground_truth.formulas import VERDICTS, get_formula
 from core.ground_truth.policy_frame import INCIDENT_STRUCT
 
 if TYPE_CHECKING:
+    from core.ground_truth.policies import Policy
     from core.workspace import Workspace
 
 LAYOUTS = ("xnot", "addm")
@@ -52,11 +53,11 @@ def _single_k(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
     return frame.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
 
 
-def _distribution(frame: pl.DataFrame) -> dict[str, int]:
+def _distribution(frame: pl.DataFrame, verdicts: tuple[str, ...] = VERDICTS) -> dict[str, int]:
     counts: dict[str, int] = {}
     for verdict in frame["verdict"].to_list():
         counts[verdict] = counts.get(verdict, 0) + 1
-    return {v: counts.get(v, 0) for v in VERDICTS}
+    return {v: counts.get(v, 0) for v in verdicts}
 
 
 def _num(value: Any) -> Any:
@@ -106,16 +107,33 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
         "task_id": task_id, "computed_at": computed_at or _now(),
         "formula_version": rows["formula_version"][0] if rows.height else None, "k": k, **_coverage(rows, k),
         **_provenance(rows), "restaurants": restaurants,
-        "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows)},
+        "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows, _scale(rows))},
     }
 
 
-def addm_payload(frame: pl.DataFrame, *, k: int | None, computed_at: str | None = None) -> dict[str, Any]:
+def _scale(rows: pl.DataFrame) -> tuple[str, ...]:
+    """The verdict scale of a GT frame: its policy's, else the G1a scale."""
+    if "policy_id" in rows.columns and rows.height:
+        from core.ground_truth.policies import get_policy
+
+        try:
+            return get_policy(rows["policy_id"][0]).verdicts
+        except Exception:  # noqa: BLE001 - a frame of an unregistered policy keeps the default scale
+            return VERDICTS
+    return VERDICTS
+
+
+def addm_payload(
+    frame: pl.DataFrame, *, k: int | None, computed_at: str | None = None, policy: Policy | None = None,
+) -> dict[str, Any]:
     """The ADDM ``{policy}_K{k}_groundtruth.json`` document of one K of a GT frame.
 
-    A policy frame maps directly. A formula frame (v1/v2) needs an ``incidents`` column (see
-    :func:`formula_incidents`); its score is final_risk_score and cuisine_modifier is
-    CUISINE_MODIFIER > 1.
+    A policy frame maps directly; each restaurant records the rule that matched
+    (``matched_rule``, null when the default verdict applied) and, when the policy took its
+    recency reference from the dataset, the file records ``reference_year``. A formula frame
+    (v1/v2) needs an ``incidents`` column (see :func:`formula_incidents`); its score is
+    final_risk_score and cuisine_modifier is CUISINE_MODIFIER > 1. ``policy`` is the policy
+    object (default: looked up by the frame's policy_id).
     """
     rows = _single_k(frame, k)
     is_policy = "policy_id" in rows.columns
@@ -135,17 +153,22 @@ def addm_payload(frame: pl.DataFrame, *, k: int | None, computed_at: str | None 
             "ground_truth": {
                 "verdict": row["verdict"], "score": _num(score), "n_incidents": len(incidents),
                 "incidents": incidents, "cuisine_modifier": cuisine, "policy_id": definition,
+                **({"matched_rule": row.get("triggered_rule")} if is_policy else {}),
             },
         }
     has_scoring = True
+    verdicts: tuple[str, ...] = VERDICTS
     if is_policy and definition:
-        from core.ground_truth.policies import get_policy
+        if policy is None:
+            from core.ground_truth.policies import get_policy
 
-        has_scoring = get_policy(definition).has_scoring
+            policy = get_policy(definition)
+        has_scoring, verdicts = policy.has_scoring, policy.verdicts
+    extra = {"reference_year": rows["reference_year"][0]} if "reference_year" in rows.columns and rows.height else {}
     return {
         "policy_id": definition, "k": k, **_coverage(rows, k), "computed_at": computed_at or _now(),
-        "has_scoring": has_scoring, **_provenance(rows), "restaurants": restaurants,
-        "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows)},
+        "has_scoring": has_scoring, **extra, **_provenance(rows), "restaurants": restaurants,
+        "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows, verdicts)},
     }
 
 
@@ -190,14 +213,22 @@ def detect_layout(payload: Any, path: str | Path = "") -> str:
     raise DataError("unknown GT layout: neither ADDM (policy_id + ground_truth) nor xnot (formula_version)", path=path)
 
 
-def _check(payload: dict[str, Any], layout: str, path: str | Path) -> None:
+def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None = None) -> None:
+    """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies)."""
+    scale: tuple[str, ...] = VERDICTS
+    if layout == "addm" and payload.get("policy_id"):
+        from core.ground_truth.policy_loader import policy_registry
+
+        registry = policy_registry(ws)
+        if payload["policy_id"] in registry:
+            scale = registry[payload["policy_id"]].verdicts
     for key, entry in payload["restaurants"].items():
         gt = entry.get("ground_truth") if layout == "addm" and isinstance(entry, dict) else entry
         where = f"restaurants.{key}" + (".ground_truth" if layout == "addm" else "")
         if not isinstance(gt, dict):
             raise DataError("expected an object", path=path, field=where)
-        if gt.get("verdict") not in VERDICTS:
-            raise DataError(f"verdict {gt.get('verdict')!r} is not one of {', '.join(VERDICTS)}", path=path, field=f"{where}.verdict")
+        if gt.get("verdict") not in scale:
+            raise DataError(f"verdict {gt.get('verdict')!r} is not one of {', '.join(scale)}", path=path, field=f"{where}.verdict")
         score = gt.get("score", gt.get("final_risk_score"))
         if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
             raise DataError(f"score {score!r} is not a number", path=path, field=f"{where}.score")
@@ -206,12 +237,12 @@ def _check(payload: dict[str, Any], layout: str, path: str | Path) -> None:
                 raise DataError("an incident needs a severity", path=path, field=f"{where}.incidents[{i}]")
 
 
-def read_gt_file(path: str | Path) -> tuple[dict[str, Any], str]:
-    """(document, layout) of a GT file, validated."""
+def read_gt_file(path: str | Path, ws: Workspace | None = None) -> tuple[dict[str, Any], str]:
+    """(document, layout) of a GT file, validated (policies of ``ws`` known by their scale)."""
     path = Path(path)
     payload = read_json(path)
     layout = detect_layout(payload, path)
-    _check(payload, layout, path)
+    _check(payload, layout, path, ws)
     return payload, layout
 
 
@@ -220,7 +251,7 @@ def import_gt_file(ws: Workspace, source: str | Path, *, dataset: str | None = N
     from core.workspace import check_name
 
     source = Path(source)
-    payload, layout = read_gt_file(source)
+    payload, layout = read_gt_file(source, ws)
     folder = ws.gt_dir / "imported" / (check_name("dataset", dataset) if dataset else "unassigned")
     target = folder / source.name
     write_text_atomic(target, source.read_text(encoding="utf-8"))
@@ -253,7 +284,7 @@ def list_gt_files(ws: Workspace) -> list[dict[str, Any]]:
         if path.name.endswith(META_SUFFIX) or path.name.startswith("."):
             continue
         try:
-            payload, layout = read_gt_file(path)
+            payload, layout = read_gt_file(path, ws)
         except DataError:
             continue
         meta_path = path.with_name(path.name + META_SUFFIX)

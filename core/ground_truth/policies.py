@@ -15,11 +15,41 @@ Both paths are built from the same definitions and tested against each other. Fi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date as _date
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 Match = tuple[tuple[str, tuple[str, ...]], ...]  # ((field, allowed values), ...): all must hold
+ByK = tuple[tuple[int, float], ...]  # ((K, threshold), ...): per-K thresholds, default elsewhere
+DEFAULT_VERDICTS = ("Low Risk", "High Risk", "Critical Risk")
+
+
+def frozen_mapping(items: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> Mapping[str, Any]:
+    """A read-only mapping (MappingProxyType over a private copy): policy constants never change.
+
+    >>> m = frozen_mapping({"mild": 2.0})
+    >>> m["mild"] = 3
+    Traceback (most recent call last):
+    ...
+    TypeError: 'mappingproxy' object does not support item assignment
+    """
+    return MappingProxyType(dict(items))
+
+
+def at_k(default: float | None, by_k: ByK, k: int | None) -> float | None:
+    """The threshold that applies at K: the per-K value when K has one, else the default.
+
+    >>> at_k(2, ((25, 1),), 25), at_k(2, ((25, 1),), 200), at_k(2, ((25, 1),), None)
+    (1, 2, 2)
+    """
+    if k is not None:
+        for kk, value in by_k:
+            if kk == k:
+                return value
+    return default
 
 
 def norm(value: Any) -> str | None:
@@ -73,31 +103,84 @@ class RestaurantModifier:
 
 @dataclass(frozen=True)
 class Recency:
-    reference_year: int
+    """Recency weights by age band. Age is ``reference_year − year`` (whole years) or, when the
+    policy gives a ``reference_date``, the exact age ``(reference_date − date).days / 365.25``.
+    ``reference_year`` None = not set by the policy: GT uses the year of the dataset's newest review."""
+
+    reference_year: int | None
     bands: tuple[tuple[float | None, float], ...]  # (max_age or None = any age, weight), in order
     discard_older_than: float | None = None
     discard_signal: str | None = None
     discard_min_reviews: int = 0
     discard_within: float = 0.0
+    reference_date: str | None = None
 
-    def weight(self, year: int | None) -> float:
-        if year is None:
+    def age(self, date: Any) -> float | None:
+        """Age of a review dated ``date`` (None when the date has no readable year/day)."""
+        if self.reference_date is not None:
+            day = review_day(date)
+            if day is None:
+                return None
+            return (_date.fromisoformat(self.reference_date) - day).days / 365.25
+        year = review_year(date)
+        if year is None or self.reference_year is None:
+            return None
+        return self.reference_year - year
+
+    def weight_of_age(self, age: float | None) -> float:
+        if age is None:
             return 1.0
-        age = self.reference_year - year
         for max_age, weight in self.bands:
             if max_age is None or age <= max_age:
                 return weight
         return self.bands[-1][1]
 
+    def weight(self, year: int | None) -> float:
+        if year is None or self.reference_year is None:
+            return 1.0
+        return self.weight_of_age(self.reference_year - year)
+
 
 @dataclass(frozen=True)
 class Condition:
+    """A score threshold (``score_at_least`` / ``score_at_most``) or a count of incidents/reviews
+    matching ``where`` and ``signals`` that holds when the count ≥ ``at_least``. Every threshold
+    may differ per K (``*_by_k``); a K without an entry uses the default."""
+
     text: str
     score_at_least: float | None = None
     count: str = "incidents"  # "incidents" | "reviews"
     where: Match = ()
     signals: tuple[str, ...] = ()
     at_least: int = 1
+    at_least_by_k: ByK = ()
+    score_at_most: float | None = None
+    score_by_k: ByK = ()
+
+    @property
+    def is_score(self) -> bool:
+        return self.score_at_least is not None or self.score_at_most is not None
+
+    def threshold(self, k: int | None) -> float:
+        """The threshold of this condition at K (count, or score in its direction)."""
+        if self.score_at_least is not None:
+            return float(at_k(self.score_at_least, self.score_by_k, k))  # type: ignore[arg-type]
+        if self.score_at_most is not None:
+            return float(at_k(self.score_at_most, self.score_by_k, k))  # type: ignore[arg-type]
+        return float(at_k(self.at_least, self.at_least_by_k, k))  # type: ignore[arg-type]
+
+    def holds_for(self, value: float, k: int | None) -> bool:
+        """Whether a score (score condition) or a count (count condition) satisfies it at K."""
+        if self.score_at_most is not None:
+            return value <= self.threshold(k)
+        return value >= self.threshold(k)
+
+    def describe(self, k: int | None) -> str:
+        """The comparison at K, e.g. ``count ≥ 2`` or ``score ≤ 70``."""
+        what = "score" if self.is_score else "count"
+        op = "≤" if self.score_at_most is not None else "≥"
+        value = self.threshold(k)
+        return f"{what} {op} {int(value) if float(value).is_integer() else value}"
 
 
 @dataclass(frozen=True)
@@ -105,6 +188,7 @@ class Rule:
     verdict: str
     label: str
     conditions: tuple[Condition, ...]
+    logic: str = "any"  # "any": one condition suffices; "all": every condition must hold
 
 
 class PolicyScore(NamedTuple):
@@ -137,16 +221,43 @@ class Policy:
     default_verdict: str
     source: str = ""
     has_scoring: bool = field(default=False)
+    verdicts: tuple[str, ...] = DEFAULT_VERDICTS  # the ordered verdict scale, lowest first
+    severity_field: str = "incident_severity"
+    relevance_field: str | None = None  # when set, only judgments with this field true count
+    origin: str = ""  # e.g. "ADDM G1/dietary/V2.yaml" for an imported policy
+    incident_any: tuple[Match, ...] = ()  # when given, an incident must also match one of these
+
+    def __post_init__(self) -> None:
+        # Deeply immutable: tables are read-only mappings (issue 10), everything else tuples.
+        object.__setattr__(self, "signals", frozen_mapping(self.signals))
+        object.__setattr__(self, "severity_points", frozen_mapping(self.severity_points))
 
     @property
     def name(self) -> str:
         return self.policy_id
 
+    @property
+    def needs_reference(self) -> bool:
+        """True when recency weights need the dataset's newest year (the policy sets none)."""
+        r = self.recency
+        return r is not None and r.reference_year is None and r.reference_date is None
+
+    def with_reference_year(self, year: int) -> Policy:
+        """A copy whose recency uses ``year`` as the reference (the dataset default)."""
+        if self.recency is None:
+            return self
+        return dataclasses.replace(self, recency=dataclasses.replace(self.recency, reference_year=int(year)))
+
+    def is_relevant(self, review: Mapping[str, Any]) -> bool:
+        """True unless the policy has a relevance field and it is not true on ``review``."""
+        return self.relevance_field is None or norm(review.get(self.relevance_field)) == "true"
+
     # -- per review ---------------------------------------------------------------------------
     def is_incident(self, review: Mapping[str, Any]) -> bool:
         """Firsthand with a severity (per ``incident.when``) and not excluded by ``incident.unless``."""
         unless = bool(self.incident_unless) and matches(self.incident_unless, review)
-        return matches(self.incident_when, review) and not unless
+        alternatives = not self.incident_any or any(matches(m, review) for m in self.incident_any)
+        return matches(self.incident_when, review) and alternatives and not unless
 
     def review_signals(self, review: Mapping[str, Any]) -> set[str]:
         """Names of the signals that hold on one judged review."""
@@ -160,7 +271,7 @@ class Policy:
                 active = self.review_signals(j)
                 out.append({
                     "review_id": j.get("review_id"), "idx": j.get("idx"), "date": j.get("date"),
-                    "severity": norm(j.get("incident_severity")),
+                    "severity": norm(j.get(self.severity_field)),
                     "modifiers": [m.label for m in self.modifiers if m.signal in active],
                     "signals": sorted(active),
                 })
@@ -173,6 +284,7 @@ class Policy:
         categories: str | None,
         *,
         reviews: Sequence[Mapping[str, Any]] | None = None,
+        k: int | None = None,
     ) -> PolicyScore:
         """Score and verdict of a restaurant from its incidents (pure).
 
@@ -184,7 +296,7 @@ class Policy:
         label_to_signal.update({s.label: n for n, s in self.signals.items()})
         items = []
         for inc in incidents:
-            severity = norm(inc.get("severity", inc.get("incident_severity")))
+            severity = norm(inc.get("severity", inc.get(self.severity_field)))
             if "signals" in inc:
                 active = set(inc["signals"])
             elif "modifiers" in inc:
@@ -200,19 +312,24 @@ class Policy:
                 total += rm.points
                 cuisine = True
         pseudo = [
-            {**inc, "incident_severity": sev, "account_type": inc.get("account_type", "firsthand"), "_signals": act}
+            {**inc, self.severity_field: sev, "account_type": inc.get("account_type", "firsthand"), "_signals": act}
             for inc, sev, act in items
         ]
         counted_reviews = None
         if reviews is not None:
             counted_reviews = [{**r, "_signals": self.review_signals(r)} for r in reviews]
-        verdict, rule = self._verdict(total, pseudo, counted_reviews)
+        verdict, rule = self._verdict(total, pseudo, counted_reviews, k)
         return PolicyScore(_num(total), verdict, breakdown, cuisine, rule)
 
-    def evaluate(self, judgments: Sequence[Mapping[str, Any]], categories: str | None) -> PolicyScore:
-        """Score and verdict from a restaurant's judged reviews (parse errors already removed)."""
-        valid = [j for j in judgments if not j.get("parse_error")]
-        return self.score_incidents(self.incidents_from_judgments(valid), categories, reviews=valid)
+    def evaluate(self, judgments: Sequence[Mapping[str, Any]], categories: str | None, k: int | None = None) -> PolicyScore:
+        """Score and verdict from a restaurant's judged reviews of ``idx < K`` (per-K thresholds at
+        ``k``); parse errors and, with a relevance field, irrelevant judgments are left out."""
+        valid = self.counted_judgments(judgments)
+        return self.score_incidents(self.incidents_from_judgments(valid), categories, reviews=valid, k=k)
+
+    def counted_judgments(self, judgments: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The judgments a policy looks at: no parse error, relevant (when it has a relevance field)."""
+        return [j for j in judgments if not j.get("parse_error") and self.is_relevant(j)]
 
     def _points(self, items: list, reviews: Sequence[Mapping[str, Any]] | None) -> tuple[list[dict], float]:
         discard_old = self._discard_old(reviews)
@@ -223,10 +340,10 @@ class Policy:
             subtotal = base + sum(m.points for m in mods)
             weight = 1.0
             if self.recency is not None:
-                year = review_year(inc.get("date"))
-                weight = self.recency.weight(year)
+                age = self.recency.age(inc.get("date"))
+                weight = self.recency.weight_of_age(age)
                 older = self.recency.discard_older_than
-                if discard_old and year is not None and older is not None and self.recency.reference_year - year > older:
+                if discard_old and age is not None and older is not None and age > older:
                     weight = 0.0
             points = subtotal * weight
             total += points
@@ -244,23 +361,30 @@ class Policy:
         signal = self.signals[r.discard_signal]
         recent = 0
         for rev in reviews:
-            year = review_year(rev.get("date"))
-            if year is not None and r.reference_year - year <= r.discard_within and signal.holds(rev):
+            age = r.age(rev.get("date"))
+            if age is not None and age <= r.discard_within and signal.holds(rev):
                 recent += 1
         return recent >= r.discard_min_reviews
 
-    def _verdict(self, score: float, incidents: list[dict], reviews: list[dict] | None) -> tuple[str, str | None]:
+    def _verdict(
+        self, score: float, incidents: list[dict], reviews: list[dict] | None, k: int | None = None,
+    ) -> tuple[str, str | None]:
         for rule in self.rules:
-            for cond in rule.conditions:
-                if self._condition_holds(cond, score, incidents, reviews):
-                    return rule.verdict, cond.text
+            held = [c for c in rule.conditions if self._condition_holds(c, score, incidents, reviews, k)]
+            if rule.logic == "all":
+                if rule.conditions and len(held) == len(rule.conditions):
+                    return rule.verdict, " and ".join(c.text for c in rule.conditions)
+            elif held:
+                return rule.verdict, held[0].text
         return self.default_verdict, None
 
     @classmethod
-    def _condition_holds(cls, cond: Condition, score: float, incidents: list[dict], reviews: list[dict] | None) -> bool:
-        if cond.score_at_least is not None:
-            return score >= cond.score_at_least
-        return len(cls._counted(cond, incidents, reviews)) >= cond.at_least
+    def _condition_holds(
+        cls, cond: Condition, score: float, incidents: list[dict], reviews: list[dict] | None, k: int | None = None,
+    ) -> bool:
+        if cond.is_score:
+            return cond.holds_for(score, k)
+        return cond.holds_for(len(cls._counted(cond, incidents, reviews)), k)
 
     @staticmethod
     def _counted(cond: Condition, incidents: list[dict], reviews: list[dict] | None) -> list[dict]:
@@ -269,15 +393,15 @@ class Policy:
 
     def rule_counts(self, judgments: Sequence[Mapping[str, Any]]) -> list[tuple[Rule, Condition, list[dict]]]:
         """For every count condition of the rules, the judged reviews it counts (for traces)."""
-        valid = [j for j in judgments if not j.get("parse_error")]
+        valid = self.counted_judgments(judgments)
         incidents = [
-            {**j, "incident_severity": norm(j.get("incident_severity")), "_signals": self.review_signals(j)}
+            {**j, self.severity_field: norm(j.get(self.severity_field)), "_signals": self.review_signals(j)}
             for j in valid if self.is_incident(j)
         ]
         reviews = [{**j, "_signals": self.review_signals(j)} for j in valid]
         return [
             (rule, cond, self._counted(cond, incidents, reviews))
-            for rule in self.rules for cond in rule.conditions if cond.score_at_least is None
+            for rule in self.rules for cond in rule.conditions if not cond.is_score
         ]
 
 
@@ -293,6 +417,18 @@ def review_year(date: Any) -> int | None:
     return None
 
 
+def review_day(date: Any) -> _date | None:
+    """The day of a "YYYY-MM-DD…" date, or None when it has none.
+
+    >>> review_day("2019-05-01 10:00:00"), review_day("2019")
+    (datetime.date(2019, 5, 1), None)
+    """
+    try:
+        return _date.fromisoformat(str(date)[:10]) if date is not None else None
+    except ValueError:
+        return None
+
+
 def _num(x: float) -> float | int:
     return int(x) if float(x).is_integer() else x
 
@@ -301,5 +437,6 @@ from core.ground_truth.policy_frame import compute_policy_gt_frame  # noqa: E402
 from core.ground_truth.policy_loader import POLICY_DIR, POLICY_IDS, get_policy, list_policies  # noqa: E402
 
 __all__ = [
-    "POLICY_DIR", "POLICY_IDS", "Policy", "PolicyScore", "compute_policy_gt_frame", "get_policy", "list_policies",
+    "DEFAULT_VERDICTS", "POLICY_DIR", "POLICY_IDS", "Policy", "PolicyScore", "compute_policy_gt_frame", "get_policy",
+    "list_policies",
 ]

@@ -11,7 +11,7 @@ review texts from the dataset).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -179,6 +179,7 @@ def trace_gt(
     """
     definition = get_definition(formula)
     if not isinstance(definition, Formula):
+        (k,) = normalize_ks([k])
         return _trace_policy(judgments, restaurants, business_id, definition, k, texts)
     f = definition
     (k,) = normalize_ks([k])
@@ -233,17 +234,27 @@ def _trace_policy(
 ) -> TraceNode:
     rest = _restaurant(restaurants, business_id)
     mine, errors = _window(judgments, business_id, k)
-    valid = prepare_judgments(mine, ("incident_severity",)).sort("idx").to_dicts()
+    if policy.needs_reference:
+        from core.ground_truth.policy_frame import newest_year
+
+        year = newest_year(judgments)
+        policy = policy.with_reference_year(year) if year is not None else policy
+    all_valid = prepare_judgments(mine, ()).sort("idx").to_dicts()
+    valid = policy.counted_judgments(all_valid)
     categories = rest["categories"][0] if "categories" in rest.columns else None
-    result = policy.evaluate(valid, categories)
+    result = policy.evaluate(valid, categories, k)
+    names = _task_fields(policy.task)
     contribs = []
-    for entry, review in zip(result.breakdown, [r for r in valid if policy.is_incident(r)], strict=True):
+    for entry, review in zip(result.breakdown if policy.has_scoring else [],
+                             [r for r in valid if policy.is_incident(r)], strict=False):
         mods = " + ".join(f"{m} {fmt(_mod_points(policy, m))}" for m in entry["modifiers"])
-        text = f"{entry['severity']} firsthand → {fmt(entry['base_points'])}" + (f" + {mods}" if mods else "")
+        text = f"{policy.severity_field} = {entry['severity']} → {fmt(entry['base_points'])}" + (f" + {mods}" if mods else "")
+        if policy.severity_field == "incident_severity":
+            text = f"{entry['severity']} firsthand → {fmt(entry['base_points'])}" + (f" + {mods}" if mods else "")
         if "recency_weight" in entry:
             text += f" × {fmt(entry['recency_weight'])} recency"
         contribs.append(_contribution(review, float(entry["total_points"]), f"{text} = {fmt(entry['total_points'])}",
-                                      texts, _task_fields(policy.task)))
+                                      texts, names))
     n = len(result.breakdown)
     cuisine = TraceNode("cuisine_modifier", "; ".join(
         f"{rm.label}: +{fmt(rm.points)} once when a category contains {', '.join(rm.categories_contain)} and ≥ {rm.min_incidents} incident"
@@ -251,24 +262,60 @@ def _trace_policy(
         note=f"categories {categories!r}, {n} incident(s)")
     score = TraceNode("score", "SCORE = Σ incident points (severity + modifiers) + restaurant modifiers", result.score,
                       result.score, (cuisine,), tuple(contribs))
-    counts = []
-    by_idx = {r["idx"]: r for r in valid}
-    for rule, cond, counted in policy.rule_counts(valid):
-        reviews = tuple(
-            _contribution(by_idx[r["idx"]], 1.0, f"counts towards “{cond.text}”", texts, _task_fields(policy.task))
-            for r in counted
-        )
-        counts.append(TraceNode(f"count: {cond.text}", f"{rule.verdict} when at least {cond.at_least}", len(counted),
-                                len(counted), (), reviews))
-    if counts:
+    conditions = _condition_nodes(policy, valid, result.score, k, texts, names)
+    if any(c.name.startswith("count: ") for c in conditions):
         score = TraceNode(score.name, score.line, score.value, score.raw, score.inputs, score.reviews,
                           "" if policy.has_scoring else "no point scoring in this policy: its rules count reviews")
-    rules = " ; ".join(f"{r.verdict} if " + " or ".join(c.text for c in r.conditions) for r in policy.rules)
+    rules = " ; ".join(f"{r.verdict} if " + (" and " if r.logic == "all" else " or ").join(c.text for c in r.conditions) for r in policy.rules)
     note = f"triggered: {result.triggered_rule}" if result.triggered_rule else f"no rule matched → {policy.default_verdict}"
+    if policy.relevance_field and len(valid) < len(all_valid):
+        note += f"; {len(all_valid) - len(valid)} judgment(s) not relevant ({policy.relevance_field} ≠ true) left out"
     if errors.height:
         note += f"; {errors.height} judgment(s) with a parse error left out"
+    inputs = (score, *conditions) if policy.has_scoring or policy.restaurant_modifiers else tuple(conditions)
     return TraceNode("verdict", f"{rules} ; else {policy.default_verdict} (first match wins)", result.verdict,
-                     result.verdict, (score, *counts), (), note)
+                     result.verdict, inputs, (), note)
+
+
+def _condition_nodes(
+    policy: Policy, valid: Sequence[Mapping[str, Any]], score: float, k: int | None, texts: Mapping[int, str] | None,
+    names: tuple[str, ...] | None,
+) -> list[TraceNode]:
+    """One node per rule condition: its count (or the score) against its threshold at this K,
+    whether it holds, and the reviews it counts."""
+    by_idx = {r["idx"]: r for r in valid}
+    counted = {id(cond): rows for _, cond, rows in policy.rule_counts(valid)}
+    at = "all reviews" if k is None else f"K = {k}"
+    nodes: list[TraceNode] = []
+    seen: set[str] = set()
+    for rule in policy.rules:
+        for cond in rule.conditions:
+            if cond.is_score:
+                name, value = f"threshold: {cond.text}", score
+                reviews: tuple[ReviewContribution, ...] = ()
+            else:
+                rows = counted[id(cond)]
+                name, value = f"count: {cond.text}", len(rows)
+                reviews = tuple(_contribution(by_idx[r["idx"]], 1.0, f"counts towards “{cond.text}”", texts, names)
+                                for r in rows)
+            default = cond.score_at_least if cond.score_at_least is not None else (
+                cond.score_at_most if cond.score_at_most is not None else cond.at_least)
+            if (cond.threshold(k) != default and "per-K" not in cond.text
+                    and any(ch.isdigit() for ch in cond.text)):
+                name += " (per-K thresholds)"  # the text names the default number; the node shows this K's
+            if name in seen:
+                name = f"{name} [{rule.verdict}]"
+            seen.add(name)
+            holds = cond.holds_for(value, k)
+            line = f"{rule.verdict} when {cond.describe(k)} at {at}" + (" (all conditions)" if rule.logic == "all" else "")
+            verdict = "holds" if holds else "does not hold"
+            if cond.is_score:  # the node is the threshold at this K; the score is its own node
+                nodes.append(TraceNode(name, line, cond.threshold(k), cond.threshold(k), (), reviews,
+                                       f"score {fmt(value)} vs {fmt(cond.threshold(k))}: {verdict}"))
+            else:
+                nodes.append(TraceNode(name, line, value, cond.threshold(k), (), reviews,
+                                       f"{fmt(value)} vs {fmt(cond.threshold(k))}: {verdict}"))
+    return nodes
 
 
 def _mod_points(policy: Policy, label: str) -> float:
@@ -392,19 +439,32 @@ def _load(ws: Workspace, dataset: str, task: str, business_id: str, judge: str |
 
 
 def trace_gt_ws(
-    ws: Workspace, dataset: str, task: str, business_id: str, formula: str, k: int | None, *,
+    ws: Workspace, dataset: str, task: str, business_id: str, formula: str | Formula | Policy, k: int | None, *,
     judge: str | None = None, constants: Mapping[str, Any] | None = None,
 ) -> TraceNode:
     """:func:`trace_gt` on a workspace's stored judgments (overrides applied) with review texts."""
     fr = _load(ws, dataset, task, business_id, judge)
-    return trace_gt(fr.judgments, fr.restaurants, business_id, formula, k, constants=constants, texts=fr.texts)
+    return trace_gt(fr.judgments, fr.restaurants, business_id, _resolved(ws, dataset, formula), k,
+                    constants=constants, texts=fr.texts)
+
+
+def _resolved(ws: Workspace, dataset: str, formula: str | Formula | Policy) -> Formula | Policy:
+    """The definition by name in ``ws``; a policy without a recency reference gets the dataset's
+    newest review year (as its GT does), not the year of one restaurant's reviews."""
+    from core.ground_truth.compute import newest_review_year
+
+    d = get_definition(formula, ws)
+    if not isinstance(d, Formula) and d.needs_reference:
+        year = newest_review_year(ws, dataset)
+        return d.with_reference_year(year) if year is not None else d
+    return d
 
 
 def explain_k_change_ws(
-    ws: Workspace, dataset: str, task: str, business_id: str, formula: str, k_from: int | None, k_to: int | None,
+    ws: Workspace, dataset: str, task: str, business_id: str, formula: str | Formula | Policy, k_from: int | None, k_to: int | None,
     *, judge: str | None = None, constants: Mapping[str, Any] | None = None,
 ) -> KChange:
     """:func:`explain_k_change` on a workspace's stored judgments with review texts."""
     fr = _load(ws, dataset, task, business_id, judge)
-    return explain_k_change(fr.judgments, fr.restaurants, business_id, formula, k_from, k_to,
+    return explain_k_change(fr.judgments, fr.restaurants, business_id, _resolved(ws, dataset, formula), k_from, k_to,
                             constants=constants, texts=fr.texts)

@@ -20,15 +20,18 @@ from core.gt_views.grid import (
     export_document,
     flips,
     grid_long,
+    is_scored,
     k_order,
     primitive_table,
     score_series,
+    score_thresholds,
     thresholds,
     trace_params,
     trace_url,
     verdict_grid,
     verdict_moves,
     verdict_order,
+    verdict_scale,
     with_score,
 )
 from core.gt_views.loaders import (
@@ -46,6 +49,7 @@ from core.gt_views.loaders import (
 )
 from core.gt_views.status import JudgingStatus, judging_status, openai_preflight, run_index_and_judge
 from core.gt_views.trace_view import (
+    NEUTRAL,
     ReviewCard,
     TraceRow,
     changes_frame,
@@ -67,11 +71,12 @@ from core.gt_views.trace_view import (
 )
 
 __all__ = [
-    "SORTS", "GTInputs", "JudgingStatus", "ReviewCard", "TraceRow", "changes_frame", "column_of",
+    "NEUTRAL", "SORTS", "GTInputs", "JudgingStatus", "ReviewCard", "TraceRow", "changes_frame", "column_of",
     "compare_distributions", "compute_frame", "data_stamp", "definitions", "describe", "display_names", "distribution_table",
-    "excerpt_found", "export_document", "flat_values", "flips", "fmt_value", "grid_long", "highlight_html",
+    "excerpt_found", "export_document", "flat_values", "flips", "fmt_value", "grid_long", "is_scored", "highlight_html",
     "highlight_segments", "highlight_spans", "judging_status", "k_order", "kchange_frames", "label", "load_inputs",
     "md_escape", "openai_preflight", "parse_ks", "primitive_table", "primitives_with_reviews", "restaurant_info", "restaurant_inputs",
-    "review_cards", "review_texts", "run_index_and_judge", "score_series", "split_ks", "thresholds", "trace_params",
-    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_order", "with_score", "worked_line",
+    "review_cards", "review_texts", "run_index_and_judge", "score_series", "score_thresholds", "split_ks", "thresholds", "trace_params",
+    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_order", "verdict_scale",
+    "with_score", "worked_line",
 ]

@@ -13,22 +13,24 @@ from urllib.parse import urlencode
 
 import polars as pl
 
-from core.ground_truth import VERDICTS, Formula, get_definition, gt_filename, k_label
+from core.ground_truth import VERDICTS, Formula, Policy, get_definition, gt_filename, k_label
 from core.ground_truth.export import gt_payload, with_addm_columns
+from core.workspace import Workspace
 
 SORTS = ("Highest score", "Most verdict changes", "Name")
 HIDDEN_COLUMNS = ("formula_version", "dataset", "task", "judge", "judgments_sha256", "incidents", "policy_id", "categories",
                   "_limit", "n_reviews", "n_reviews_stored", "short_of_k", "variant", "variant_constants_sha256")
 
 
-def verdict_order(frame: pl.DataFrame) -> list[str]:
-    """The ordered verdict scale of a GT frame: the known verdicts first (mildest first), then any
-    other verdict the frame holds (another task's scale), alphabetically."""
+def verdict_order(frame: pl.DataFrame, scale: Sequence[str] | None = None) -> list[str]:
+    """The ordered verdict scale of a GT frame: ``scale`` (its definition's, mildest first; default
+    Low/High/Critical Risk), then any other verdict the frame holds, alphabetically."""
+    known = list(scale or VERDICTS)
     present = set(frame["verdict"].drop_nulls().to_list()) if "verdict" in frame.columns else set()
-    return [*VERDICTS, *sorted(present - set(VERDICTS))]
+    return [*known, *sorted(present - set(known))]
 
 
-def distribution_table(frame: pl.DataFrame) -> pl.DataFrame:
+def distribution_table(frame: pl.DataFrame, scale: Sequence[str] | None = None) -> pl.DataFrame:
     """Restaurants per verdict and K for reading: K (text, all last), one column per verdict of
     the scale (full names), total.
 
@@ -36,7 +38,7 @@ def distribution_table(frame: pl.DataFrame) -> pl.DataFrame:
     >>> distribution_table(f).rows()
     [('25', 1, 1, 0, 2), ('all', 1, 0, 0, 1)]
     """
-    verdicts = verdict_order(frame)
+    verdicts = verdict_order(frame, scale)
     counts = frame.group_by("k").agg((pl.col("verdict") == v).sum().cast(pl.Int64).alias(v) for v in verdicts)
     counts = counts.with_columns(pl.sum_horizontal(verdicts).alias("total")).sort("k", nulls_last=True)
     return counts.select(pl.col("k").cast(pl.Utf8).fill_null("all").alias("K"), *verdicts, "total")
@@ -86,13 +88,15 @@ def _per_restaurant(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
-                 search: str = "") -> pl.DataFrame:
+                 search: str = "", rank_by: Sequence[str] | None = None) -> pl.DataFrame:
     """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
 
     Args:
         flips_only: keep restaurants whose verdict changes with K.
         sort: one of :data:`SORTS`.
         search: keep names containing this text (case-insensitive).
+        rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
+            their highest verdict at any K (for a rule policy, whose score is always 0).
     """
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
@@ -105,12 +109,18 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
     rows = _per_restaurant(f).join(wide, on="business_id", how="left")
     names = display_names(f)
     rows = rows.with_columns(pl.col("business_id").replace_strict(names, default=pl.col("name")).alias("name"))
+    if rank_by:
+        rank = {v: i for i, v in enumerate(rank_by)}
+        top = f.group_by("business_id").agg(pl.col("verdict").replace_strict(rank, default=-1).max().alias("_rank"))
+        rows = rows.join(top, on="business_id", how="left")
+    else:
+        rows = rows.with_columns(pl.lit(0).alias("_rank"))
     if flips_only:
         rows = rows.filter(pl.col("changes") > 0)
     if search.strip():
         rows = rows.filter(pl.col("name").str.to_lowercase().str.contains(search.strip().lower(), literal=True))
     order = {
-        "Highest score": (["max_score", "name"], [True, False]),
+        "Highest score": (["_rank", "max_score", "name"], [True, True, False]),
         "Most verdict changes": (["changes", "max_score", "name"], [True, True, False]),
         "Name": (["name"], [False]),
     }[sort]
@@ -192,11 +202,54 @@ def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list
     if isinstance(d, Formula):
         c = d.resolve_constants(constants)
         return [(VERDICTS[1], float(c["HIGH_THRESHOLD"])), (VERDICTS[2], float(c["CRITICAL_THRESHOLD"]))]
+    # "score ≥" rules only (the chart labels a line "verdict ≥ value"); a "score ≤" rule is not drawn
     found = [(r.verdict, c.score_at_least) for r in d.rules for c in r.conditions if c.score_at_least is not None]
     return sorted(((v, float(s)) for v, s in found), key=lambda t: t[1])
 
 
-def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int | None, layout: str,
+def score_thresholds(definition: Any, ks: Sequence[int | None], constants: dict[str, Any] | None = None,
+                     ) -> pl.DataFrame:
+    """Every score threshold of a formula or policy at each K, for the score chart: verdict, op
+    ("≥" or "≤"), k_label, y, constant (True when the threshold is the same at every K).
+
+    A policy's "score ≥" and "score ≤" rules are both listed, with their per-K thresholds; a rule
+    policy's count conditions are not scores (the Trace page shows them against their thresholds).
+
+    >>> score_thresholds("v1", [25, None]).select("verdict", "op", "k_label", "y").rows()[:2]
+    [('High Risk', '≥', '25', 4.0), ('High Risk', '≥', 'all', 4.0)]
+    """
+    d = get_definition(definition)
+    labels = [k_label(k) for k in ks]
+    lines: list[tuple[str, str, list[float]]] = []
+    if isinstance(d, Formula):
+        c = d.resolve_constants(constants)
+        lines = [(VERDICTS[1], "≥", [float(c["HIGH_THRESHOLD"])] * len(ks)),
+                 (VERDICTS[2], "≥", [float(c["CRITICAL_THRESHOLD"])] * len(ks))]
+    else:
+        for rule in d.rules:
+            for cond in rule.conditions:
+                if cond.is_score:
+                    op = "≤" if cond.score_at_most is not None else "≥"
+                    lines.append((rule.verdict, op, [cond.threshold(k) for k in ks]))
+    rows = [{"verdict": v, "op": op, "k_label": lab, "y": y, "constant": len(set(ys)) == 1}
+            for v, op, ys in lines for lab, y in zip(labels, ys, strict=True)]
+    schema = {"verdict": pl.String, "op": pl.String, "k_label": pl.String, "y": pl.Float64, "constant": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def is_scored(definition: Any, ws: Workspace | None = None) -> bool:
+    """True for a formula or a policy with points; False for a rule policy, whose score is always 0."""
+    d = get_definition(definition, ws)
+    return isinstance(d, Formula) or bool(d.has_scoring)
+
+
+def verdict_scale(definition: Any, ws: Workspace | None = None) -> tuple[str, ...]:
+    """The ordered verdict scale (lowest first) of a formula or policy."""
+    d = get_definition(definition, ws)
+    return VERDICTS if isinstance(d, Formula) else d.verdicts
+
+
+def export_document(frame: pl.DataFrame, *, task: str, definition: str | Formula | Policy, k: int | None, layout: str,
                     judgments: pl.DataFrame | None = None, restaurants: pl.DataFrame | None = None,
                     name: str | None = None) -> tuple[str, bytes]:
     """(file name, JSON bytes) of the GT of one K in the xnot or ADDM layout (SPEC §3.3/§3.4).
@@ -210,23 +263,25 @@ def export_document(frame: pl.DataFrame, *, task: str, definition: str, k: int |
     rows = frame.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
     if rows.height == 0:
         raise ValueError(f"no GT rows at K={k_label(k)}")
-    if layout == "addm" and isinstance(get_definition(definition), Formula):
+    d = get_definition(definition)
+    if layout == "addm" and isinstance(d, Formula):
         if judgments is None or restaurants is None:
             raise ValueError("the ADDM layout of a formula GT needs the judgments and the restaurants "
                              "(to list incidents, categories and review counts)")
-        rows = with_addm_columns(rows, judgments, restaurants, definition, [k])
-    payload = gt_payload(rows, layout=layout, task=task, k=k)
+        rows = with_addm_columns(rows, judgments, restaurants, d.name, [k])
+    payload = gt_payload(rows, layout=layout, task=task, k=k, policy=None if isinstance(d, Formula) else d)
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
-    return gt_filename(name or definition, k, layout), text.encode("utf-8")
+    return gt_filename(name or d.name, k, layout), text.encode("utf-8")
 
 
-def compare_distributions(committed: pl.DataFrame, whatif: pl.DataFrame) -> pl.DataFrame:
+def compare_distributions(committed: pl.DataFrame, whatif: pl.DataFrame,
+                          scale: Sequence[str] | None = None) -> pl.DataFrame:
     """Long verdict counts per K of both frames: k, k_label, verdict, count, version
-    ("committed" / "what-if")."""
+    ("committed" / "what-if"); ``scale``: the definition's verdicts (default Low/High/Critical Risk)."""
     parts = []
     for version, frame in (("committed", committed), ("what-if", whatif)):
         counts = frame.group_by("k", "verdict").len("count")
-        grid = frame.select("k").unique().join(pl.DataFrame({"verdict": list(VERDICTS)}), how="cross")
+        grid = frame.select("k").unique().join(pl.DataFrame({"verdict": verdict_order(frame, scale)}), how="cross")
         parts.append(grid.join(counts, on=["k", "verdict"], how="left", nulls_equal=True)
                      .with_columns(pl.col("count").fill_null(0).cast(pl.Int64), pl.lit(version).alias("version")))
     out = pl.concat(parts)

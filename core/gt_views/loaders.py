@@ -24,6 +24,7 @@ from core.ground_truth import (
     load_restaurants,
     normalize_ks,
 )
+from core.ground_truth.policies import Policy
 from core.gt_views.grid import k_order, with_score
 from core.variants import whatif_definition
 from core.workspace import Workspace
@@ -39,6 +40,9 @@ def data_stamp(ws: Workspace, dataset: str, task: str) -> Stamp:
         paths.extend(sorted(folder.iterdir()))
     paths.append(ws.overrides_path(dataset, task))
     paths.append(ws.index_dir(dataset) / "stats.json")
+    for kind in ("tasks", "policies"):  # the workspace's own tasks and policies (imported, the demo's)
+        if (ws.root / kind).is_dir():
+            paths.extend(sorted((ws.root / kind).glob("*.yaml")))
     out = []
     for path in paths:
         try:
@@ -49,14 +53,14 @@ def data_stamp(ws: Workspace, dataset: str, task: str) -> Stamp:
     return tuple(out)
 
 
-def definitions(task: str) -> list[str]:
-    """Names of the task's formulas (v1, v2) then policies (G1_allergy_V2 …)."""
-    return [f.name for f in list_formulas(task)] + [p.policy_id for p in list_policies(task)]
+def definitions(task: str, ws: Workspace | None = None) -> list[str]:
+    """Names of the task's formulas (v1, v2) then policies (G1_allergy_V2 …, and the workspace's)."""
+    return [f.name for f in list_formulas(task)] + [p.policy_id for p in list_policies(task, ws=ws)]
 
 
-def describe(definition: str) -> str:
+def describe(definition: str | Formula | Policy, ws: Workspace | None = None) -> str:
     """One line about a formula or policy."""
-    d = get_definition(definition)
+    d = get_definition(definition, ws)
     if isinstance(d, Formula):
         return d.description
     return f"{d.title} (policy {d.policy_id} v{d.version})"
@@ -106,15 +110,17 @@ def load_inputs(ws: Workspace, dataset: str, task: str, judge: str | None = None
     return GTInputs(judgments, load_restaurants(ws, dataset), name, judgments_sha256(judgments))
 
 
-def compute_frame(inputs: GTInputs, definition: str, ks: Sequence[int | None], *,
-                  changes: Mapping[str, float] | None = None, dataset: str = "", task: str = "") -> pl.DataFrame:
+def compute_frame(inputs: GTInputs, definition: str | Formula | Policy, ks: Sequence[int | None], *,
+                  changes: Mapping[str, float] | None = None, dataset: str = "", task: str = "",
+                  reference_year: int | None = None) -> pl.DataFrame:
     """GT of every restaurant at every K (a what-if when ``changes`` are given), with ``score``
-    and the provenance columns dataset, task, judge, judgments_sha256."""
+    and the provenance columns dataset, task, judge, judgments_sha256. ``reference_year``: the
+    recency reference of a policy that sets none (the dataset's newest review year, as the CLI)."""
     d, constants = whatif_definition(definition, changes)
     if isinstance(d, Formula):
         frame = compute_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks), constants=constants)
     else:
-        frame = compute_policy_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks))
+        frame = compute_policy_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks), reference_year=reference_year)
     return with_score(frame).with_columns(
         pl.lit(dataset).alias("dataset"), pl.lit(task).alias("task"), pl.lit(inputs.judge).alias("judge"),
         pl.lit(inputs.sha256).alias("judgments_sha256"),

@@ -88,10 +88,16 @@ def judging_status(ws: Workspace, dataset: str, task: str) -> JudgingStatus:
     )
 
 
+def offline_judge_kind(spec: Any) -> str:
+    """The offline judge of a task: heuristic-v2 for G1a, the cue judge for a task whose fields list
+    cues (the demo's G1_diet and G2_meetings, imported ADDM topics)."""
+    return "cues" if spec.task_id != "G1a" and any(f.cues for f in spec.fields) else "heuristic-v2"
+
+
 def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: bool = False,
                         progress: Progress | None = None) -> dict[str, Any]:
     """Build the keyword index when it is missing or stale, then judge every matched review not
-    judged yet (heuristic-v2, or the configured OpenAI-compatible model). Returns a report.
+    judged yet (the task's offline judge: :func:`offline_judge_kind`, or the configured OpenAI-compatible model). Returns a report.
 
     Raises:
         WorkbenchError: dataset missing or changed, or no model configured for ``use_openai``.
@@ -101,7 +107,7 @@ def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: b
     from core.tasks import get_task
 
     progress = progress or no_progress
-    spec = get_task(task)
+    spec = get_task(task, ws)
     stats = index_stats(ws, dataset)
     built = None
     if not (stats and stats.get("current") and task in stats.get("tasks", {})):
@@ -112,7 +118,7 @@ def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: b
 
         judge = make_judge("openai", spec, cache=workspace_cache(ws))
     else:
-        judge = make_judge("heuristic-v2", spec)
+        judge = make_judge(offline_judge_kind(spec), spec)
     plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
     report = execute_judging(plan, judge, progress=lambda d, t, m: progress(d, t, f"judging: {m}"))
     return {"index_built": built is not None, "judge": judge.judge_id, **report.as_dict(), "plan": plan.as_dict()}
@@ -135,7 +141,7 @@ def openai_preflight(ws: Workspace, dataset: str, task: str, *, progress: Progre
     from core.llm import cost_usd
     from core.tasks import get_task
 
-    spec = get_task(task)
+    spec = get_task(task, ws)
     stats = index_stats(ws, dataset)
     if not (stats and stats.get("current") and task in stats.get("tasks", {})):
         build_index(ws, dataset, progress=progress or no_progress)

@@ -1,12 +1,12 @@
 """Judges: turn keyword-matched reviews into stored judgments (SPEC §2.3).
 
-``base`` (interface, registry, record layout), ``heuristic`` (``heuristic-v1`` rules),
+``base`` (interface, registry, record layout), ``heuristic`` (``heuristic-v1`` rules), ``cues`` (offline phrase matcher),
 ``openai_judge`` (any OpenAI-compatible model, structured output), ``ensemble`` (weighted vote),
 ``runner`` (plan and execute, resume, concurrency, progress), ``batch`` (OpenAI Batch API).
 Importing the package registers every judge kind.
 """
 
-from core.judging import ensemble, heuristic, openai_judge  # noqa: F401 - register the judge kinds
+from core.judging import cues, ensemble, heuristic, openai_judge  # noqa: F401 - register the judge kinds
 from core.judging.base import JUDGE_KINDS, Judge, get_judge_kind, make_judge
 from core.judging.runner import JudgingPlan, JudgingReport, execute_judging, plan_judging
 

@@ -145,7 +145,7 @@ def plan_judging(
     from core.datasets import require_verified
     from core.judging.batch import pending_batch_keys
 
-    spec = get_task(task)
+    spec = get_task(task, ws)
     require_verified(ws, dataset)
     matched = _matched_rows(ws, dataset, spec.task_id)
     restaurants = _restaurants(ws, dataset, matched)

@@ -18,7 +18,7 @@ import polars as pl
 import streamlit as st
 
 from core import gt_views, variants
-from core.ground_truth import KChange, TraceNode, explain_k_change, trace_gt
+from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt
 from core.ground_truth.coverage import with_review_counts
 from core.workspace import Workspace
 
@@ -26,11 +26,9 @@ Changes = tuple[tuple[str, float], ...]
 
 
 def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
-    """(file, mtime_ns, size) of every saved variant: the cache key of anything naming one."""
-    folder = variants.variants_dir(ws)
-    if not folder.exists():
-        return ()
-    return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.json")))
+    """(file, mtime_ns, size) of every saved variant and workspace policy: the cache key of anything naming one."""
+    files = [*sorted(variants.variants_dir(ws).glob("*.json")), *sorted((ws.root / "policies").glob("*.yaml"))]
+    return tuple((str(p.relative_to(ws.root)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
 def frame_key(ws: Workspace, dataset: str, task: str) -> tuple:
@@ -40,7 +38,8 @@ def frame_key(ws: Workspace, dataset: str, task: str) -> tuple:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _definitions(root: str, task: str, vstamp: tuple) -> list[str]:
-    return gt_views.definitions(task) + [v.name for v in variants.task_variants(Workspace(Path(root)), task)]
+    ws = Workspace(Path(root))
+    return gt_views.definitions(task, ws) + [v.name for v in variants.task_variants(ws, task)]
 
 
 def definitions(ws: Workspace, task: str) -> list[str]:
@@ -78,13 +77,34 @@ def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_v
     return _inputs(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task))
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _newest_year(root: str, dataset: str, stamp: tuple) -> int | None:
+    from core.ground_truth.compute import newest_review_year
+
+    return newest_review_year(Workspace(Path(root)), dataset)
+
+
+def _dated(root: str, dataset: str, stamp: tuple, d: Any) -> Any:
+    """A policy without a recency reference gets the year of the dataset's newest review (as the
+    CLI's GT does), never the year of the judgments at hand."""
+    from core.ground_truth.policies import Policy
+
+    if isinstance(d, Policy) and d.needs_reference:
+        year = _newest_year(root, dataset, stamp)
+        return d.with_reference_year(year) if year is not None else d
+    return d
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: tuple) -> pl.DataFrame:
     inputs = _inputs(root, dataset, task, judge, stamp)
     chosen = _resolved(root, definition, vstamp)
     merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
-    frame = gt_views.compute_frame(inputs, chosen.base, ks, changes=merged, dataset=dataset, task=task)
+    base = get_definition(chosen.base, Workspace(Path(root)))  # the committed one (a workspace policy too)
+    # a policy without a recency reference: the dataset's newest review year (as the CLI), recorded in the frame
+    year = _newest_year(root, dataset, stamp) if getattr(base, "needs_reference", False) else None
+    frame = gt_views.compute_frame(inputs, base, ks, changes=merged, dataset=dataset, task=task, reference_year=year)
     if chosen.variant:
         frame = frame.with_columns(pl.lit(v).alias(k) for k, v in chosen.provenance().items())
     return with_review_counts(frame, inputs.restaurants)
@@ -94,10 +114,9 @@ def _stamp_of_name(ws: Workspace, name: str) -> tuple:
     """The variants stamp for a saved variant's name; () for a committed formula or policy, so that
     saving a variant never invalidates what does not depend on it."""
     from core.errors import UnknownNameError
-    from core.ground_truth import get_definition
 
     try:
-        get_definition(name)
+        get_definition(name, ws)
     except UnknownNameError:
         return variants_stamp(ws)
     return ()
@@ -127,8 +146,8 @@ def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
            definition: str, k: int | None, vstamp: tuple) -> TraceNode:
     one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
     chosen = _resolved(root, definition, vstamp)
-    return trace_gt(one.judgments, one.restaurants, business_id, chosen.definition, k, constants=chosen.constants,
-                    texts=texts)
+    return trace_gt(one.judgments, one.restaurants, business_id, _dated(root, dataset, stamp, chosen.definition), k,
+                    constants=chosen.constants, texts=texts)
 
 
 def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
@@ -143,8 +162,8 @@ def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple
              definition: str, k_from: int | None, k_to: int | None, vstamp: tuple) -> KChange:
     one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
     chosen = _resolved(root, definition, vstamp)
-    return explain_k_change(one.judgments, one.restaurants, business_id, chosen.definition, k_from, k_to,
-                            constants=chosen.constants, texts=texts)
+    return explain_k_change(one.judgments, one.restaurants, business_id, _dated(root, dataset, stamp, chosen.definition),
+                            k_from, k_to, constants=chosen.constants, texts=texts)
 
 
 def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
@@ -183,7 +202,7 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
         if get_gt_judge(ws, dataset, task) is None:
             continue  # no judge, or several and none chosen: nothing to show as "the" judgment
         inputs = _inputs(root, dataset, task, None, stamp)
-        fields = [f.name for f in get_task(task).fields if f.name in inputs.judgments.columns]
+        fields = [f.name for f in get_task(task, ws).fields if f.name in inputs.judgments.columns]
         rows = inputs.judgments.filter(pl.col("business_id") == business_id)
         for row in rows.iter_rows(named=True):
             if row.get("parse_error"):
@@ -196,7 +215,7 @@ def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[
     """idx -> the GT judge's judgment of each task (overrides applied) for one restaurant's reviews."""
     from core.tasks import task_ids
 
-    stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids()
+    stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids(ws)
                    if ws.judgments_dir(dataset, task).exists())
     return _restaurant_judgments(str(ws.root), dataset, business_id, stamps)
 

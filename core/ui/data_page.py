@@ -15,6 +15,7 @@ from core import browse, gt_views
 from core.review_text import REVIEW_CSS, review_html
 from core.tasks import task_ids
 from core.ui.text import safe, show
+from core.workspace import Workspace
 
 TRACE_KS = (25, 50, 100, 200)
 JUDGMENT_BADGE = {"severe": "red", "moderate": "orange", "mild": "blue", "positive": "blue", "negative": "orange"}
@@ -55,7 +56,7 @@ def _trace_k(idx: int) -> str:
 
 
 def review_card(review: dict[str, Any], *, dataset: str, business_id: str, search: str, keywords: Sequence[str],
-                judged: list[dict[str, str]]) -> None:
+                judged: list[dict[str, str]], ws: Workspace | None = None) -> None:
     """One review: its facts, the GT judge's judgment badges, the text (marked, collapsed when long)
     and a link to the trace of the restaurant at the first K that counts this review."""
     with st.container(border=True):
@@ -66,9 +67,9 @@ def review_card(review: dict[str, Any], *, dataset: str, business_id: str, searc
             badges = [f":{JUDGMENT_BADGE.get(v, 'gray')}-badge[{safe('{f}: {v}', f=f.replace('_', ' '), v=v)}]"
                       for f, v in j.items() if f != "task" and v not in ("none", "None")]
             top.markdown(safe("{task} judgment: ", task=j["task"]) + (" ".join(badges) or ":gray-badge[nothing found]"))
-        task = judged[0]["task"] if judged else task_ids()[0]
+        task = judged[0]["task"] if judged else task_ids(ws)[0]
         link.page_link("app_pages/trace.py", label="Trace", icon=":material/account_tree:",
                        help="This restaurant's trace at the first K that counts this review",
-                       query_params={"dataset": dataset, "task": task, "formula": gt_views.definitions(task)[0],
+                       query_params={"dataset": dataset, "task": task, "formula": gt_views.definitions(task, ws)[0],
                                      "k": _trace_k(int(review["idx"])), "business_id": business_id})
         st.html(REVIEW_CSS + review_html(review["text"], search=search, keywords=keywords))

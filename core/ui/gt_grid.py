@@ -43,11 +43,12 @@ def _on_table_select() -> None:
         st.session_state[K_REST] = st.session_state[K_TABLE_IDS][rows[0]]
 
 
-def _on_search(frame: pl.DataFrame) -> None:
+def _on_search(frame: pl.DataFrame, rank_by: list[str] | None) -> None:
     """"Find a restaurant" selects the best match (the panel follows)."""
     text = (st.session_state.get(K_SEARCH) or "").strip()
     if text:
-        hits = gt_views.verdict_grid(frame, search=text, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0])
+        hits = gt_views.verdict_grid(frame, search=text, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
+                                     rank_by=rank_by)
         if hits.height:
             st.session_state[K_REST] = hits["business_id"][0]
 
@@ -55,15 +56,16 @@ def _on_search(frame: pl.DataFrame) -> None:
 def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
                  key: tuple) -> tuple[str, str | None]:
     """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param)."""
+    rank_by = None if choice.scored else list(choice.scale)  # a rule policy: "Highest score" ranks by verdict
     g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
     g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
     g2.selectbox("Sort by", gt_views.SORTS, key=K_SORT, persist_state="session")
     g3.text_input("Find a restaurant", key=K_SEARCH, persist_state="session", placeholder="name contains …",
-                  on_change=_on_search, args=(frame,), help="Selects the first match; the grid shows every match.")
+                  on_change=_on_search, args=(frame, rank_by), help="Selects the first match; the grid shows every match.")
     g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
     grid = gt_views.verdict_grid(frame, flips_only=st.session_state.get(K_FLIPS, False),
                                  sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
-                                 search=st.session_state.get(K_SEARCH) or "")
+                                 search=st.session_state.get(K_SEARCH) or "", rank_by=rank_by)
     names = gt_views.display_names(frame)
     order = grid["business_id"].to_list() + sorted(set(names) - set(grid["business_id"].to_list()),
                                                    key=lambda b: names[b].lower())
@@ -84,9 +86,11 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             long = gt_views.grid_long(frame, shown["business_id"].to_list())
             spec_key = ("grid", *key, tuple(shown["business_id"].to_list()), selected)
             st.vega_lite_chart(cache.chart_spec(spec_key, lambda: charts.verdict_grid_chart(
-                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame))),
+                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame, choice.scale),
+                scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
-            st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, number = score, "
+            number = "number = score" if choice.scored else "no number (a rule policy has no score)"
+            st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, {number}, "
                        "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
     with detail_col:
         judge_param = _detail(ws, dataset, frame, choice, order, names, labels, key)
@@ -97,7 +101,8 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
                   "max_score": st.column_config.NumberColumn("max score", format="%.2f")}
         config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
                        for c in grid.columns if c.startswith("K")})
-        st.dataframe(grid.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
+        scores = [] if choice.scored else ["max_score", *(c for c in grid.columns if c.startswith("K"))]
+        st.dataframe(grid.drop("business_id", *scores), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
                      column_config=config)
     return selected, judge_param
 
@@ -115,14 +120,22 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
     if "short_of_k" in mine.columns and mine["short_of_k"].any():
         st.caption(f"{mine['n_reviews_stored'][0]:,} reviews stored: K above that uses them all.")
     chosen = cache.resolved(ws, choice.definition)
-    st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
-        series, gt_views.thresholds(chosen.definition, chosen.constants))), key="gt.score_chart", width="stretch")
+    if choice.scored:
+        st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
+            series, gt_views.score_thresholds(chosen.definition, choice.ks, chosen.constants), verdicts=choice.scale)),
+            key="gt.score_chart", width="stretch")
+        st.caption("Dashed: the score thresholds of the verdicts (≥ and ≤ rules; a line through the K points "
+                   "where the threshold differs by K).")
+    else:
+        st.info("A rule policy has no score: the first rule whose conditions hold at K gives the verdict. The "
+                "trace shows each condition's count against its threshold at that K.", icon=":material/rule:")
     judge_param = None if choice.judge == choice.status.gt_judge else choice.judge
     st.markdown("**Open the trace**: every number of this restaurant back to its reviews")
     link_cols = st.columns(min(3, series.height))
     for i, row in enumerate(series.iter_rows(named=True)):
         link_cols[i % len(link_cols)].page_link(
-            "app_pages/trace.py", icon=":material/account_tree:", label=f"K={row['k_label']} · {row['score']:.2f}",
+            "app_pages/trace.py", icon=":material/account_tree:",
+            label=f"K={row['k_label']} · " + (f"{row['score']:.2f}" if choice.scored else str(row["verdict"])),
             query_params=gt_views.trace_params(dataset, choice.task, choice.definition, row["k"], business_id,
                                                judge_param))
     return judge_param
@@ -132,6 +145,8 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
     """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
     k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
     table = gt_views.primitive_table(frame, k_at)
+    if not choice.scored and "score" in table.columns:
+        table = table.drop("score")  # always 0 for a rule policy: its rules decide
     table = table.with_columns(pl.Series("trace", [
         gt_views.trace_url(dataset, choice.task, choice.definition, k_at, b, judge_param)
         for b in table["business_id"].to_list()]))

@@ -15,7 +15,9 @@ from core import charts, gt_views
 from core.errors import WorkbenchError
 from core.ground_truth import distribution_by_k, gt_filename, k_label
 from core.ground_truth.coverage import short_counts, short_message
+from core.gt_views.status import offline_judge_kind
 from core.judgments import set_gt_judge
+from core.tasks import get_task
 from core.ui import cache, page_progress
 from core.ui.paid import cost_line, paid_refusal
 from core.ui.text import safe
@@ -29,6 +31,7 @@ K_RUN_REPORT, K_KS_DROPPED, K_PREFLIGHT = "gt.run_report", "gt.ks_dropped", "gt.
 GRID_ROWS = 30
 K_CHOICES = ["25", "50", "100", "200", "all"]
 DEFAULT_KS = ["25", "50", "100", "200"]
+OFFLINE_NAMES = {"heuristic-v2": "heuristic-v2", "cues": "the cue judge offline-cues-v1"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class Choice:
     ks: list[int | None]
     judge: str | None
     status: gt_views.JudgingStatus
+    scale: tuple[str, ...] = ()  # the definition's ordered verdicts, mildest first
+    scored: bool = True  # False for a rule policy without points (its "score" means nothing)
 
 
 def _drop_bad_ks() -> None:
@@ -59,7 +64,7 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
         st.session_state[K_TASK] = tasks[0]
     st.session_state.setdefault(K_KS, list(DEFAULT_KS))
     _drop_bad_ks()
-    c_task, c_def, c_ks, c_judge = st.columns([1, 2, 5, 2])
+    c_task, c_def, c_ks, c_judge = st.columns([2, 2, 4, 2])
     task = c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")
     defs = cache.definitions(ws, task)
     if st.session_state.get(K_DEF) not in defs:
@@ -80,7 +85,8 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
         st.session_state[K_JUDGE] = status.gt_judge or judges[0]
     judge = c_judge.selectbox("Judge", judges, key=K_JUDGE, persist_state="session", disabled=not judges,
                               help="Whose judgments the GT uses (human overrides are applied on top).")
-    return Choice(task, definition, ks, judge, status)
+    d = cache.resolved(ws, definition).definition
+    return Choice(task, definition, ks, judge, status, gt_views.verdict_scale(d), gt_views.is_scored(d))
 
 
 def k_at() -> int | None:
@@ -92,7 +98,7 @@ def describe(ws: Workspace, definition: str) -> str:
     """One line about a formula, policy or variant (markdown-safe)."""
     chosen = cache.resolved(ws, definition)
     if chosen.variant is None:
-        return safe("**{name}**: {text}", name=definition, text=gt_views.describe(definition))
+        return safe("**{name}**: {text}", name=definition, text=gt_views.describe(chosen.definition))
     changes = ", ".join(f"{k} = {v}" for k, v in chosen.variant.changes.items())
     return safe("**{name}**: saved variant of {base} ({changes}); constants sha256 {sha}…", name=definition,
                 base=chosen.base, changes=changes, sha=chosen.provenance()["variant_constants_sha256"][:12])
@@ -135,7 +141,8 @@ def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
         st.caption("This dataset stores no review text (made from a judgments file), so nothing can be judged here.")
     if use_openai:
         _paid_run(ws, dataset, task, status)
-    elif st.button("Build the keyword index and judge with heuristic-v2 (offline)", key="gt.run",
+    elif st.button(f"Build the keyword index and judge with {OFFLINE_NAMES[offline_judge_kind(get_task(task, ws))]} "
+                   "(offline)", key="gt.run",
                    type="primary" if not status.ready else "secondary", disabled=not status.runnable):
         _run(ws, dataset, task, use_openai=False)
     report = st.session_state.get(K_RUN_REPORT)
@@ -189,11 +196,11 @@ def coverage_warning(frame: pl.DataFrame) -> None:
         st.warning(message, icon=":material/warning:")
 
 
-def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None) -> None:
+def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, scale: tuple[str, ...] = ()) -> None:
     """Verdict counts per K as a table and a chart, with the provenance of the numbers."""
     left, right = st.columns([2, 3], gap="large")
     with left:
-        dist = gt_views.distribution_table(frame)
+        dist = gt_views.distribution_table(frame, scale)
         st.dataframe(dist, hide_index=True, width="stretch", placeholder="—", key="gt.dist")
         a, b = st.columns(2)
         a.metric("Restaurants", f"{frame['business_id'].n_unique():,}")
@@ -203,7 +210,8 @@ def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None) -> 
                         sha=frame["judgments_sha256"][0][:12], v=frame["formula_version"][0]
                         if "formula_version" in frame.columns else frame["policy_id"][0]))
     with right:
-        st.vega_lite_chart(cache.chart_spec(("dist", *key), lambda: charts.distribution_chart(distribution_by_k(frame))),
+        st.vega_lite_chart(cache.chart_spec(("dist", *key), lambda: charts.distribution_chart(
+            distribution_by_k(frame, gt_views.verdict_order(frame, scale)), gt_views.verdict_order(frame, scale))),
                            key="gt.dist_chart", width="stretch")
 
 
@@ -218,7 +226,7 @@ def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFr
     e2.selectbox("K", labels, key=K_EXPORT_K, persist_state="session")
     export_k = gt_views.parse_ks([st.session_state[K_EXPORT_K]])[0]
 
-    base = cache.resolved(ws, choice.definition).base
+    base = cache.resolved(ws, cache.resolved(ws, choice.definition).base).definition  # the committed one, as an object
 
     def _bytes() -> bytes:
         inputs = cache.gt_inputs(ws, dataset, choice.task, choice.judge)

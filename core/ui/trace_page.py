@@ -51,15 +51,19 @@ class Trace:
     ks: list[int | None]
     frame: pl.DataFrame
     names: dict[str, str]
+    scale: tuple[str, ...] = ()  # the definition's ordered verdicts, mildest first
+    scored: bool = True  # False for a rule policy without points (no score to show)
 
     @property
     def root(self) -> str:
         return str(self.ws.root)
 
 
-def badge(verdict: str) -> str:
-    """A verdict as a coloured, labelled markdown badge (colour-blind-safe palette)."""
-    colour = charts.verdict_badges([*charts.VERDICT_HEX, verdict]).get(verdict, "gray")
+def badge(verdict: str, scale: tuple[str, ...] | list[str] = ()) -> str:
+    """A verdict as a coloured, labelled markdown badge: the colour of its place on ``scale`` (the
+    definition's ordered verdicts; default Low/High/Critical Risk), colour-blind-safe."""
+    order = list(scale) if verdict in scale else [*charts.VERDICT_HEX, verdict]
+    colour = charts.verdict_badges(order).get(verdict, "gray")
     return f":{colour}-badge[{safe('{v}', v=verdict)}]"
 
 
@@ -104,7 +108,7 @@ def _k_from_state() -> tuple[str, int | None]:
 
 def select(ws: Workspace, dataset: str) -> Trace | None:
     """The selection row (restaurant, task, definition, K, judge), kept in the URL."""
-    tasks = task_ids()
+    tasks = task_ids(ws)
     if st.session_state.get(K_TASK) not in tasks:
         st.session_state[K_TASK] = tasks[0]
     task = st.session_state[K_TASK]
@@ -133,7 +137,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
                  d=dataset)
         st.session_state[K_REST] = gt_views.verdict_grid(frame)["business_id"][0]
     k_options = list(dict.fromkeys([*DEFAULT_KS, k_text, "all"]))
-    c_rest, c_task, c_def, c_k, c_judge = st.columns([4, 1, 2, 1, 2])
+    c_rest, c_task, c_def, c_k, c_judge = st.columns([4, 2, 2, 1, 2])
     business_id = c_rest.selectbox("Restaurant", sorted(names, key=lambda b: names[b].lower()), key=K_REST,
                                    persist_state="session", format_func=lambda b: names.get(b, b))
     c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")
@@ -146,7 +150,9 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
                                                   ("k", k_text), ("business_id", business_id), ("judge", judge)) if v})
     st.session_state[K_APPLIED] = json.dumps(sorted((k, v) for k, v in st.query_params.to_dict().items()
                                                     if k in QUERY))
-    return Trace(ws, dataset, task, definition, judge, business_id, k_text, k_value, ks, frame, names)
+    d = cache.resolved(ws, definition).definition
+    return Trace(ws, dataset, task, definition, judge, business_id, k_text, k_value, ks, frame, names,
+                 gt_views.verdict_scale(d), gt_views.is_scored(d))
 
 
 def verdicts_by_k(frame: pl.DataFrame, business_id: str) -> dict[str, tuple[float, str]]:
@@ -163,7 +169,8 @@ def header(t: Trace) -> tuple[dict[str, tuple[float, str]], list[dict[str, Any]]
     head, strip = st.columns([2, 3], gap="large")
     with head:
         show(st.subheader, "{name}", name=t.names[t.business_id])
-        st.markdown(f"{badge(verdict)} **{score:.2f}** at K={t.k_text} · " + safe("{d}", d=t.definition))
+        points = f" **{score:.2f}**" if t.scored else ""  # a rule policy has no score: its rules decide
+        st.markdown(f"{badge(verdict, t.scale)}{points} at K={t.k_text} · " + safe("{d}", d=t.definition))
         where = ", ".join(p for p in (info.get("city"), info.get("state")) if p)
         stars = f"★ {info['stars']:.1f}" if info.get("stars") is not None else "no stars"
         parts = [info.get("categories") or "no categories", where, stars, f"{info.get('n_reviews')} reviews stored",
@@ -173,8 +180,11 @@ def header(t: Trace) -> tuple[dict[str, tuple[float, str]], list[dict[str, Any]]
     with strip:
         cols = st.columns(len(by_k))
         for col, (lab, (s, v)) in zip(cols, by_k.items(), strict=True):
-            col.metric(f"K={lab}" + (" ◀" if lab == t.k_text else ""), f"{s:.2f}")
-            col.markdown(badge(v))
+            if t.scored:
+                col.metric(f"K={lab}" + (" ◀" if lab == t.k_text else ""), f"{s:.2f}")
+            else:
+                col.markdown(f"**K={lab}**" + (" ◀" if lab == t.k_text else ""))
+            col.markdown(badge(v, t.scale))
         flips = verdict_changes(t.frame, t.business_id)
         st.caption("Verdict changes along K: " + ("; ".join(
             f"K={k_label(c['k_from'])}→{k_label(c['k_to'])}: {c['verdict_from']} → {c['verdict_to']}" for c in flips)
@@ -221,7 +231,7 @@ def _badges(fields: dict) -> str:
 
 
 def _override_form(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> None:
-    spec = get_task(t.task)
+    spec = get_task(t.task, t.ws)
     with st.form(f"trace.override_form.{card.idx}"):
         st.markdown(f"**Override the judgment of idx {card.idx}** (stored apart; the judge's record is kept)")
         cols = st.columns(len(spec.fields))

@@ -11,6 +11,7 @@ from core import charts, gt_views, variants
 from core.errors import WorkbenchError
 from core.ground_truth import k_label
 from core.overrides import list_overrides, revert_override
+from core.tasks import get_task
 from core.ui import cache
 from core.ui.text import safe
 from core.ui.trace_page import (
@@ -45,12 +46,21 @@ def formula_tab(t: Trace, trace_root: Any) -> None:
         include = st.toggle("Also reviews that only count as judged", key=K_NEUTRAL, persist_state="session",
                             disabled=bool(focus))
         cards = gt_views.review_cards(trace_root, primitive=focus or None, include_neutral=include)
-        st.caption(f"{len(cards)} review(s)" + ("" if focus or include else
-                   " with an incident or a staff interaction (the others only add to N_ALLERGY_REVIEWS)"))
+        st.caption(f"{len(cards)} review(s)" + ("" if focus or include else " " + _moving_note(t, trace_root)))
         for card in cards:
             review_card(t, card, trace_root)
     with left:
         st.html(gt_views.tree_html(trace_root, focus=focus or None))
+
+
+def _moving_note(t: Trace, trace_root: Any) -> str:
+    """What the listed reviews are, in the task's own words (not G1a's for every task)."""
+    neutral = [n.name for _, n in trace_root.walk() if n.name in gt_views.NEUTRAL]
+    if t.task == "G1a":
+        return "with an incident or a staff interaction (the others only add to N_ALLERGY_REVIEWS)"
+    name = get_task(t.task, t.ws).name
+    rest = f"the others only add to {gt_views.label(neutral[0])}" if neutral else "the others move no value"
+    return f"that move a value of this {name} definition ({rest})"
 
 
 def k_tab(t: Trace, by_k: dict, flips: list[dict]) -> None:
@@ -73,7 +83,8 @@ def k_tab(t: Trace, by_k: dict, flips: list[dict]) -> None:
     ks = gt_views.parse_ks([k_from])[0], gt_views.parse_ks([k_to])[0]
     change = cache.kchange(t.ws, t.dataset, t.task, t.judge, t.business_id, t.definition, *ks)
     (s0, v0), (s1, v1) = by_k[k_from], by_k[k_to]
-    st.markdown(f"**K={k_from} → K={k_to}**: {badge(v0)} {s0:.2f} → {badge(v1)} {s1:.2f}")
+    pts = (f" {s0:.2f}", f" {s1:.2f}") if t.scored else ("", "")
+    st.markdown(f"**K={k_from} → K={k_to}**: {badge(v0, t.scale)}{pts[0]} → {badge(v1, t.scale)}{pts[1]}")
     moved, entering, neutral = gt_views.kchange_frames(change)
     verb = "enter" if change.direction == "enter" else "leave"
     st.caption("Primitives that move")
@@ -135,7 +146,8 @@ def whatif_tab(t: Trace) -> None:
     """Edit the definition's constants, compare with the committed GT, save a named variant."""
     chosen = cache.resolved(t.ws, t.definition)
     base = chosen.base
-    specs = variants.constant_specs(base)
+    committed_def = cache.resolved(t.ws, base).definition  # the committed formula or policy (package or workspace)
+    specs = variants.constant_specs(committed_def)
     prefix = f"trace.whatif.{base}."
     start = dict(chosen.variant.changes) if chosen.variant else {}
 
@@ -175,34 +187,39 @@ def whatif_tab(t: Trace) -> None:
                                              step=int(s.step) if s.is_int else s.step, format="%d" if s.is_int else "%.3f")
     values = {s.key: st.session_state[prefix + s.key] for s in specs}
     with result_col:
-        _whatif_result(t, base, values)
+        _whatif_result(t, base, committed_def, values)
 
 
-def _whatif_result(t: Trace, base: str, values: dict[str, float]) -> None:
-    changes = variants.changed_constants(base, values)
+def _whatif_result(t: Trace, base: str, committed_def: Any, values: dict[str, float]) -> None:
+    changes = variants.changed_constants(committed_def, values)
     if not changes:
         st.info("Change a constant on the left to compare with the committed definition. The official "
                 "formula is never changed here; a what-if can be saved as a named variant.")
         return
-    committed = variants.committed_constants(base)
+    committed = variants.committed_constants(committed_def)
     st.caption("Changed: " + ", ".join(f"{k} {committed[k]} → {v}" for k, v in changes.items()))
     frame = cache.gt_frame(t.ws, t.dataset, t.task, t.judge, base, t.ks)
     whatif = cache.gt_frame(t.ws, t.dataset, t.task, t.judge, base, t.ks, changes)
     mine_a, mine_b = (gt_views.score_series(f, t.business_id) for f in (frame, whatif))
-    d, constants = variants.whatif_definition(base, changes)
+    d, constants = variants.whatif_definition(committed_def, changes)
     key = (*cache.frame_key(t.ws, t.dataset, t.task), t.judge, base, tuple(t.ks), tuple(sorted(changes.items())))
-    st.vega_lite_chart(cache.chart_spec(("whatif-score", *key, t.business_id), lambda: charts.whatif_score_chart(
-        mine_a, mine_b, gt_views.thresholds(base), gt_views.thresholds(d, constants))), key="trace.whatif_score",
-        width="stretch")
+    if t.scored:
+        st.vega_lite_chart(cache.chart_spec(("whatif-score", *key, t.business_id), lambda: charts.whatif_score_chart(
+            mine_a, mine_b, gt_views.score_thresholds(committed_def, t.ks),
+            gt_views.score_thresholds(d, t.ks, constants), verdicts=t.scale)), key="trace.whatif_score", width="stretch")
+    def cell(s: float, v: str) -> str:
+        return f"{s:.2f} {v}" if t.scored else v
+
     st.dataframe(pl.DataFrame({"K": mine_a["k_label"], "committed": [
-        f"{s:.2f} {v}" for s, v in zip(mine_a["score"], mine_a["verdict"], strict=True)], "what-if": [
-        f"{s:.2f} {v}" for s, v in zip(mine_b["score"], mine_b["verdict"], strict=True)]}),
+        cell(s, v) for s, v in zip(mine_a["score"], mine_a["verdict"], strict=True)], "what-if": [
+        cell(s, v) for s, v in zip(mine_b["score"], mine_b["verdict"], strict=True)]}),
         hide_index=True, width="stretch", placeholder="—", key="trace.whatif_mine")
     st.vega_lite_chart(cache.chart_spec(("whatif-dist", *key), lambda: charts.whatif_distribution_chart(
-        gt_views.compare_distributions(frame, whatif))), key="trace.whatif_dist")
+        gt_views.compare_distributions(frame, whatif, t.scale), t.scale)), key="trace.whatif_dist")
     moves = gt_views.verdict_moves(frame, whatif)
     with st.expander(f"{moves['business_id'].n_unique()} restaurant(s) change verdict at some K"):
-        st.dataframe(moves.drop("business_id"), hide_index=True, width="stretch", placeholder="—", key="trace.whatif_moves",
+        hidden = [] if t.scored else ["score_committed", "score_what_if"]
+        st.dataframe(moves.drop("business_id", *hidden), hide_index=True, width="stretch", placeholder="—", key="trace.whatif_moves",
                      column_config={"name": "restaurant", "k_label": "K", "what_if": "what-if",
                                     "score_committed": st.column_config.NumberColumn("score (committed)", format="%.2f"),
                                     "score_what_if": st.column_config.NumberColumn("score (what-if)", format="%.2f")})

@@ -109,3 +109,29 @@ def test_grid_marks_short_cells_and_outlines_the_selected_row():
     rows = {(r["business_id"], r["k_label"]): r for r in _rows(spec)}
     assert rows[("a", "200")]["cell"] == "5.0*" and rows[("a", "25")]["cell"] == "1.0"
     assert rows[("b", "25")]["picked"] and not rows[("a", "25")]["picked"]
+
+
+def test_score_chart_draws_le_rules_and_per_k_thresholds():
+    """A policy's "score ≤" rule and per-K thresholds are drawn (gt_views.score_thresholds rows)."""
+    thresholds = pl.DataFrame({
+        "verdict": ["Great fit"] * 3 + ["Poor fit"] * 3, "op": ["≥"] * 3 + ["≤"] * 3,
+        "k_label": ["25", "50", "all"] * 2, "y": [20.0, 35.0, 60.0, -10.0, -10.0, -10.0],
+        "constant": [False] * 3 + [True] * 3})
+    series = pl.DataFrame({"k_label": ["25", "50", "all"], "score": [3.0, 40.0, -12.0],
+                           "verdict": ["Workable", "Great fit", "Poor fit"]})
+    spec = _spec(charts.score_chart(series, thresholds, verdicts=["Poor fit", "Workable", "Great fit"]))
+    rows = _rows(spec)
+    assert any(r.get("text") == "Poor fit ≤ -10.0" for r in rows)  # one rule across the chart
+    assert {r["y"] for r in rows if r.get("text") == "Great fit ≥ per K"} == {20.0, 35.0, 60.0}
+    marks = [layer["mark"]["type"] for layer in _layers(spec)]
+    assert marks.count("rule") == 1 and marks.count("line") == 2  # the per-K threshold line and the score line
+    scored = next(layer for layer in _layers(spec) if layer["encoding"].get("y", {}).get("scale"))
+    domain = scored["encoding"]["y"]["scale"]["domain"]
+    assert domain[0] <= -12.0 and domain[1] >= 60.0
+
+
+def test_grid_of_a_rule_policy_writes_no_score():
+    long = pl.DataFrame({"business_id": ["a", "a"], "name": ["A", "A"], "k_label": ["25", "50"],
+                         "verdict": ["Workable", "Great fit"], "score": [0.0, 0.0], "short": [False, True]})
+    spec = _spec(charts.verdict_grid_chart(long, ["A"], verdicts=["Poor fit", "Workable", "Great fit"], scored=False))
+    assert [r["cell"] for r in _rows(spec)] == ["", "*"]

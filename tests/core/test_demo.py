@@ -366,8 +366,8 @@ def test_demo_steps_run_in_order(tmp_path, monkeypatch):
     assert demo.demo_is_current(root)
     monkeypatch.setattr(demo, "DEMO_STEPS", ())
     assert not demo.demo_is_current(root)  # so does a new step list
-    assert [s.__name__ for s in DEMO_STEPS] == ["index_step", "judge_step", "gt_step", "labels_step", "study_step", "gold_step",
-                                                 "runs_step"]
+    assert [s.__name__ for s in DEMO_STEPS] == ["tasks_step", "index_step", "judge_step", "gt_step", "labels_step",
+                                                "study_step", "gold_step", "runs_step"]
 
 
 def test_cli_demo_if_missing_and_foreign_dataset(tmp_path, capsys):

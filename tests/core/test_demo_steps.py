@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from core.demo import generate_demo
-from core.demo.steps import DEMO_GT_DEFINITIONS, DEMO_KS, DEMO_RUNS
+from core.demo.steps import DEMO_GT_DEFINITIONS, DEMO_KS, DEMO_RUNS, DEMO_TOPIC_GT
 from core.files import read_json
 from core.ground_truth import compute_gt, distribution_by_k, list_gt_files
 from core.judgments import get_gt_judge, list_judges
@@ -18,8 +18,8 @@ def test_full_demo_has_index_judgments_and_gt_by_k(tmp_path):
     root = tmp_path / "ws"
     summary = generate_demo(root, truth_path=tmp_path / "truth.parquet")
     ws = Workspace(root)
-    assert summary["steps"] == ["core.demo.steps.index_step", "core.demo.steps.judge_step", "core.demo.steps.gt_step",
-                                "core.demo.steps.labels_step", "core.demo.steps.study_step",
+    assert summary["steps"] == ["core.demo.steps.tasks_step", "core.demo.steps.index_step", "core.demo.steps.judge_step",
+                                "core.demo.steps.gt_step", "core.demo.steps.labels_step", "core.demo.steps.study_step",
                                 "core.demo.steps.gold_step", "core.demo.steps.runs_step"]
 
     stats = index_stats(ws, "demo")
@@ -29,7 +29,9 @@ def test_full_demo_has_index_judgments_and_gt_by_k(tmp_path):
     assert judges[0]["n"] == stats["tasks"]["G1a"]["matches"]  # only keyword-matched reviews are judged
 
     files = list_gt_files(ws)
-    assert {(f["definition"], f["k"]) for f in files} == {(d, k) for d in DEMO_GT_DEFINITIONS for k in DEMO_KS}
+    topic_defs = [d for defs in DEMO_TOPIC_GT.values() for d in defs]
+    assert {(f["definition"], f["k"]) for f in files} == {(d, k) for d in (*DEMO_GT_DEFINITIONS, *topic_defs)
+                                                          for k in DEMO_KS}
 
     # Issue 3: mostly Low, High and Critical present at K=200, >= 3 restaurants whose verdict changes with K.
     frame = compute_gt(ws, "demo", "G1a", "v1", list(DEMO_KS))

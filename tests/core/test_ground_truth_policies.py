@@ -43,9 +43,12 @@ def verdict(policy_id: str, rows: list[dict], categories: str | None = "Pizza") 
     return get_policy(policy_id).evaluate(rows, categories).verdict
 
 
-def test_registry():
-    assert POLICY_IDS() == ["G1_allergy_V0", "G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]
-    assert {p.task for p in list_policies("G1a")} == {"G1a"}
+def test_registry(tmp_path):
+    from core.workspace import Workspace
+
+    empty = Workspace(tmp_path)  # the package's policies only (a workspace adds its policies/ folder)
+    assert POLICY_IDS(ws=empty) == ["G1_allergy_V0", "G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]
+    assert {p.task for p in list_policies("G1a", ws=empty)} == {"G1a"}
     with pytest.raises(UnknownNameError, match="G1_allergy_V2"):
         get_policy("G1_allergy_V9")
     v2 = get_policy("G1_allergy_V2")

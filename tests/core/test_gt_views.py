@@ -381,3 +381,12 @@ def test_xnot_vetri_cucina_and_its_trace(workspace, fixtures_dir):
     assert [c.idx for c in severe] == [39] and severe[0].fields["incident_severity"] == "severe"
     positives = [c.idx for c in gt_views.review_cards(root, primitive="n_positive")]
     assert positives[:5] == [49, 52, 59, 83, 88]
+
+
+def test_verdict_grid_ranks_a_rule_policy_by_its_highest_verdict():
+    frame = pl.DataFrame({"business_id": ["a", "a", "b", "b", "c", "c"], "name": ["A", "A", "B", "B", "C", "C"],
+                          "k": [25, 50] * 3, "score": [0.0] * 6,
+                          "verdict": ["Workable", "Workable", "Poor fit", "Great fit", "Poor fit", "Poor fit"]})
+    ranked = gt_views.verdict_grid(frame, rank_by=["Poor fit", "Workable", "Great fit"])
+    assert ranked["name"].to_list() == ["B", "A", "C"]  # Great fit at some K first, Poor fit only last
+    assert gt_views.verdict_grid(frame)["name"].to_list() == ["A", "B", "C"]  # scores all 0: by name

@@ -248,10 +248,15 @@ def test_special_lower_is_complete():
 
 
 def test_task_subset_rebuild_keeps_other_tasks(workspace, monkeypatch):
+    import re
+
     from core import tasks
 
-    second = dataclasses.replace(G1A, task_id="G2c", name="Noise", keywords=("quiet", "loud"))
-    monkeypatch.setattr(tasks, "_registry", lambda: {"G1a": G1A, "G2c": second})
+    # a second task in the workspace's tasks/ folder (tasks are data: a file, no code)
+    text = (tasks.TASK_DATA_DIR / "G1a.yaml").read_text(encoding="utf-8").replace("task_id: G1a", "task_id: G2c")
+    (workspace.root / "tasks").mkdir()
+    (workspace.root / "tasks" / "G2c.yaml").write_text(
+        re.sub(r"keywords: \[.*?\]", "keywords: [quiet, loud]", text, flags=re.S), encoding="utf-8")
     _tiny(workspace)
     stats = build_index(workspace, "d")
     assert sorted(stats["tasks"]) == ["G1a", "G2c"] and stats["tasks"]["G2c"]["matches"] == 1

@@ -44,8 +44,10 @@ def test_g1a_bundle():
         task.name = "x"  # type: ignore[misc]
 
 
-def test_registry_lookup_and_listing():
-    assert [t.task_id for t in list_tasks()][0] == "G1a"
+def test_registry_lookup_and_listing(tmp_path):
+    from core.workspace import Workspace
+
+    assert [t.task_id for t in list_tasks(Workspace(tmp_path))] == ["G1a"]  # the package's tasks
     with pytest.raises(UnknownNameError, match=r"unknown task 'G9z'.*G1a"):
         get_task("G9z")
 
@@ -62,15 +64,22 @@ def test_task_id_invalid(bad):
 
 
 def test_adding_a_task_is_adding_a_file(tmp_path):
+    from core.workspace import Workspace
+
+    ws = Workspace(tmp_path)
+    (tmp_path / "tasks").mkdir()
     text = (tasks.TASK_DATA_DIR / "G1a.yaml").read_text(encoding="utf-8")
-    (tmp_path / "G1a.yaml").write_text(text, encoding="utf-8")
-    (tmp_path / "G2c.yaml").write_text(
+    (tmp_path / "tasks" / "G2c.yaml").write_text(
         text.replace("task_id: G1a", "task_id: G2c").replace("name: Peanut Allergy Safety", "name: Large Group"),
         encoding="utf-8",
     )
-    reg = tasks._registry(tmp_path)
-    assert sorted(reg) == ["G1a", "G2c"]
+    (tmp_path / "tasks" / "G1_topic.yaml").write_text(text.replace("task_id: G1a", "task_id: G1_topic"), encoding="utf-8")
+    reg = tasks.task_registry(ws)
+    assert reg.names() == ["G1a", "G1_topic", "G2c"]  # group, then letters before topics
     assert reg["G2c"].group == 2 and reg["G2c"].name == "Large Group"
+    assert tasks.get_task("G1_topic", ws).group == 1
+    with pytest.raises(UnknownNameError, match="valid: G1_topic, G1a, G2c"):
+        tasks.get_task("G9z", ws)
 
 
 @pytest.mark.parametrize(

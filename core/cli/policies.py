@@ -1,0 +1,67 @@
+"""``python -m core policies``: import ADDM policies, list and show policies (package and workspace)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli import emit
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("policies", help="import ADDM policies; list and show policies")
+    cmds = p.add_subparsers(dest="policies_command", metavar="ACTION", required=True)
+
+    imp = cmds.add_parser("import", help="import ADDM policy YAMLs as workspace policies, with a task per topic")
+    imp.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="ADDM policy files or folders of them")
+    imp.add_argument("--terms", required=True, metavar="TERMS_DIR", help="ADDM term libraries (_shared.yaml, <topic>.yaml)")
+    imp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
+    imp.set_defaults(func=run_import)
+
+    lst = cmds.add_parser("list", help="every policy (package and workspace) with its task and verdict scale")
+    lst.add_argument("--task", help="only the policies of this task")
+    lst.set_defaults(func=run_list)
+
+    show = cmds.add_parser("show", help="one policy: scale, rules with per-K thresholds, points")
+    show.add_argument("policy_id")
+    show.set_defaults(func=run_show)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from core.ground_truth.addm_import import import_policies
+
+    report = import_policies(args.workspace, args.paths, args.terms)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    lines = [f"imported {len(report.imported)} polic{'y' if len(report.imported) == 1 else 'ies'}"
+             + (f" ({', '.join(report.imported)}); tasks: {', '.join(report.tasks)}" if report.imported else "")]
+    lines += [f"error: {e['error']}" for e in report.errors]
+    emit(args, report.to_dict(), "\n".join(lines))
+    return 1 if report.errors and not report.imported else 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from core.ground_truth.policy_loader import list_policies
+
+    rows = [{"policy_id": p.policy_id, "task": p.task, "kind": "scoring" if p.has_scoring else "rules",
+             "verdicts": list(p.verdicts), "origin": p.origin or ("package" if p.source.startswith(_pkg()) else "workspace"),
+             "title": p.title} for p in list_policies(args.task, ws=args.workspace)]
+    text = "\n".join(f"{r['policy_id']:<24} {r['task']:<14} {r['kind']:<8} {' < '.join(r['verdicts'])}" for r in rows)
+    emit(args, rows, text or "no policies")
+    return 0
+
+
+def _pkg() -> str:
+    from core.ground_truth.policy_loader import POLICY_DIR
+
+    return str(POLICY_DIR)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from core.ground_truth.policy_loader import get_policy
+    from core.ground_truth.policy_text import describe_policy
+
+    policy = get_policy(args.policy_id, ws=args.workspace)
+    doc = describe_policy(policy)
+    emit(args, doc, "\n".join(doc["lines"]))
+    return 0
