@@ -23,10 +23,12 @@ def is_offline(judge: str | None) -> bool:
     return bool(judge) and str(judge).startswith(OFFLINE_PREFIX)
 
 
-def _trace_link(dataset: str, definition: str, k: int | None, business_id: str) -> str:
+def _trace_link(dataset: str, task: str, definition: str, k: int | None, business_id: str, a: str, b: str) -> str:
+    """The Trace page of one restaurant at K with judge ``a`` traced and ``b``'s values beside it."""
     from urllib.parse import urlencode
 
-    query = {"dataset": dataset, "formula": definition, "k": "all" if k is None else k, "business_id": business_id}
+    query = {"dataset": dataset, "task": task, "formula": definition, "k": "all" if k is None else k, "business_id": business_id,
+             "judge": a, "compare": b}
     return f"/trace?{urlencode(query)}"
 
 
@@ -80,7 +82,9 @@ def _differing(report: dict[str, Any], dataset: str, definition: str) -> None:
     rows = []
     for v in report["verdicts"]:
         for d in v["differing"]:
-            base = {"Trace": _trace_link(dataset, definition, v["k"], d["business_id"]), "Restaurant": d["name"],
+            base = {"Trace": _trace_link(dataset, report["task"], definition, v["k"], d["business_id"],
+                                             report["a"], report["b"]),
+                    "Restaurant": d["name"],
                     "K": "all" if v["k"] is None else str(v["k"]), "Verdict A": d["verdict_a"],
                     "Verdict B": d["verdict_b"]}
             for r in d["reviews"] or [{"idx": None, "fields": {}}]:
@@ -113,3 +117,20 @@ def offline_note(ws: Workspace, dataset: str, task: str, judge: str | None, judg
                  for v in report["verdicts"] if v["verdict_agreement"] is not None]
         text += f" Verdict agreement with the LLM judge {llm[0]} in this workspace: {', '.join(parts)}."
     st.info(text, icon=":material/info:")
+
+
+def offline_provenance(ws: Workspace, run: dict[str, Any]) -> str | None:
+    """For a run's page: which of its parts come from offline rule systems (the model, the GT judge)."""
+    from core.judgments import get_gt_judge
+
+    parts = []
+    model = str(run.get("model") or "")
+    if model == "heuristic" or model.startswith("offline"):
+        parts.append(f"the method's answers come from the offline model {model} (rules, no LLM)")
+    dataset, task = (run.get("config") or {}).get("dataset"), run.get("task_id")
+    if dataset and task and dataset in ws.datasets():
+        judge = get_gt_judge(ws, dataset, task)
+        if is_offline(judge):
+            parts.append(f"the ground truth of {dataset}/{task} comes from the offline judge {judge} "
+                         "(see the README for its measured quality)")
+    return ("Offline parts: " + "; ".join(parts) + ".") if parts else None

@@ -28,8 +28,9 @@ K_DATASET, K_SIDEBAR_SEEN, K_APPLIED = "trace.dataset", "trace.sidebar_seen", "t
 K_TASK, K_DEF, K_K, K_REST, K_JUDGE = "trace.task", "trace.definition", "trace.k", "trace.business_id", "trace.judge"
 K_FOCUS, K_NEUTRAL, K_EDIT, K_LAST = "trace.focus", "trace.include_neutral", "trace.edit_idx", "trace.last_change"
 K_FROM, K_TO, K_KC_FOR, K_AUTHOR = "trace.k_from", "trace.k_to", "trace.kchange_for", "trace.author"
-K_ALL_OV, K_TAB, K_VARIANT = "trace.all_overrides", "trace.tab", "trace.variant"
-QUERY = {"dataset": K_DATASET, "task": K_TASK, "formula": K_DEF, "k": K_K, "business_id": K_REST, "judge": K_JUDGE}
+K_ALL_OV, K_TAB, K_VARIANT, K_COMPARE = "trace.all_overrides", "trace.tab", "trace.variant", "trace.compare"
+QUERY = {"dataset": K_DATASET, "task": K_TASK, "formula": K_DEF, "k": K_K, "business_id": K_REST, "judge": K_JUDGE,
+         "compare": K_COMPARE}
 DEFAULT_KS = ["25", "50", "100", "200"]
 TABS = ("Formula and reviews", "Why K changes the verdict", "Overrides", "What-if")
 BADGE = {"severe": "red", "moderate": "orange", "mild": "blue", "firsthand": "violet", "secondhand": "gray",
@@ -53,6 +54,8 @@ class Trace:
     names: dict[str, str]
     scale: tuple[str, ...] = ()  # the definition's ordered verdicts, mildest first
     scored: bool = True  # False for a rule policy without points (no score to show)
+    compare: str | None = None  # a second judge whose values the review cards show beside the first's
+    gt_judge: str | None = None  # the judge actually traced (the chosen one, else the GT judge)
 
     @property
     def root(self) -> str:
@@ -119,6 +122,8 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
         return None
     if st.session_state.get(K_JUDGE) not in judges:
         st.session_state[K_JUDGE] = None
+    if st.session_state.get(K_COMPARE) not in judges:
+        st.session_state[K_COMPARE] = None
     defs = cache.definitions(ws, task)
     if st.session_state.get(K_DEF) not in defs:
         st.session_state[K_DEF] = defs[0]
@@ -146,13 +151,32 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
                   help="Reviews with idx < K count; type any K.")
     judge = c_judge.selectbox("Judge", judges, key=K_JUDGE, persist_state="session", index=None,
                               placeholder="GT judge (default)")
+    compare = st.session_state.get(K_COMPARE)
     st.query_params.from_dict({k: v for k, v in (("dataset", dataset), ("task", task), ("formula", definition),
-                                                  ("k", k_text), ("business_id", business_id), ("judge", judge)) if v})
+                                                  ("k", k_text), ("business_id", business_id), ("judge", judge),
+                                                  ("compare", compare)) if v})
     st.session_state[K_APPLIED] = json.dumps(sorted((k, v) for k, v in st.query_params.to_dict().items()
                                                     if k in QUERY))
     d = cache.resolved(ws, definition).definition
+    traced = judge or cache.judging_status(ws, dataset, task).gt_judge
     return Trace(ws, dataset, task, definition, judge, business_id, k_text, k_value, ks, frame, names,
-                 gt_views.verdict_scale(d), gt_views.is_scored(d))
+                 gt_views.verdict_scale(d), gt_views.is_scored(d), compare, traced)
+
+
+def compare_selector(t: Trace) -> dict[int, dict[str, Any]]:
+    """A second judge to show beside the traced one on every review card; its fields by idx."""
+    others = [j["judge"] for j in list_judges(t.ws, t.dataset, t.task) if j["judge"] != t.gt_judge]
+    if not others:
+        return {}
+    chosen = st.selectbox("Compare with judge", others, key=K_COMPARE, index=None, placeholder="no second judge",
+                          help="Show a second judge's values on each review card (e.g. from Compare judges on the "
+                               "Ground truth page); override the traced judge's values from the card.")
+    if not chosen:
+        return {}
+    other = cache.gt_inputs(t.ws, t.dataset, t.task, chosen).judgments
+    spec = get_task(t.task, t.ws)
+    rows = other.filter(pl.col("business_id") == t.business_id).select("idx", *spec.field_names).to_dicts()
+    return {r.pop("idx"): r for r in rows}
 
 
 def verdicts_by_k(frame: pl.DataFrame, business_id: str) -> dict[str, tuple[float, str]]:
@@ -261,13 +285,23 @@ def _override_form(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> Non
                               root_before, verdicts_by_k(t.frame, t.business_id))
 
 
-def review_card(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> None:
-    """One contributing review: header, judgment badges, contributions, text with the excerpt marked."""
+def review_card(t: Trace, card: gt_views.ReviewCard, root_before: Any,
+                other: dict[int, dict[str, Any]] | None = None) -> None:
+    """One contributing review: header, judgment badges (and a second judge's, when compared),
+    contributions, text with the excerpt marked."""
     with st.container(border=True):
         top, button = st.columns([5, 2], vertical_alignment="top")
         flag = " · :violet-badge[overridden]" if card.overridden else ""
         rid = safe("  \n:gray[review {r}]", r=card.review_id) if card.review_id else ""
         top.markdown(safe("**{h}**", h=card.header()) + f"{flag}  \n{_badges(card.fields)}{rid}")
+        if t.compare and other is not None:
+            theirs = other.get(card.idx)
+            if theirs is None:
+                top.markdown(safe(":gray[{j}: not judged]", j=t.compare))
+            else:
+                differ = {k: v for k, v in theirs.items() if card.fields.get(k) != v}
+                note = safe(" :orange[differs in {f}]", f=", ".join(k.replace("_", " ") for k in differ)) if differ else ""
+                top.markdown(safe(":gray[{j}:] ", j=t.compare) + _badges(theirs) + note)
         button.button("Override", key=f"trace.edit.{card.idx}", icon=":material/edit:",
                       help="Override this judgment (stored apart; the judge's record is kept)",
                       on_click=lambda i=card.idx: st.session_state.update({K_EDIT: i}))

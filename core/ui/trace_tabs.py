@@ -25,6 +25,7 @@ from core.ui.trace_page import (
     K_VARIANT,
     Trace,
     badge,
+    compare_selector,
     recompute_after_write,
     review_card,
 )
@@ -45,10 +46,11 @@ def formula_tab(t: Trace, trace_root: Any) -> None:
                              else f"{gt_views.label(p)} ({counts[p]})")
         include = st.toggle("Also reviews that only count as judged", key=K_NEUTRAL, persist_state="session",
                             disabled=bool(focus))
+        other = compare_selector(t)
         cards = gt_views.review_cards(trace_root, primitive=focus or None, include_neutral=include)
         st.caption(f"{len(cards)} review(s)" + ("" if focus or include else " " + _moving_note(t, trace_root)))
         for card in cards:
-            review_card(t, card, trace_root)
+            review_card(t, card, trace_root, other)
     with left:
         st.html(gt_views.tree_html(trace_root, focus=focus or None))
 

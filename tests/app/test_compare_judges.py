@@ -49,3 +49,41 @@ def test_compare_judges_needs_two_judges(app_factory, tmp_path):
     at.switch_page(GT).run()
     assert not at.exception, at.exception
     assert any("needs two judgment sets" in c.value for c in at.caption)
+
+
+def test_trace_link_shows_both_judges_values_on_the_review_cards(app_factory, tmp_path):
+    ws = _second_judge(tmp_path / "ws", "heuristic-v2", drop_incidents_of=FLIP)
+    at = app_factory(ws.root)
+    at.query_params.update({"dataset": DATASET, "task": TASK, "formula": "v1", "k": "50", "business_id": FLIP,
+                            "judge": JUDGE, "compare": "heuristic-v2"})
+    at.run()
+    at.switch_page("app_pages/trace.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="trace.compare").value == "heuristic-v2"
+    text = "\n".join(m.value for m in at.markdown)
+    # idx 30 is the severe firsthand incident judge B cleared: its card shows B's values and the difference
+    assert ":gray[heuristic\\-v2:] " in text  # the second judge's line (its name escaped as text)
+    assert "differs in incident severity, account type" in text
+
+
+def test_offline_provenance_names_the_offline_model_and_gt_judge(tmp_path):
+    from core.ui.judges import offline_provenance
+
+    ws = _second_judge(tmp_path / "ws", "heuristic-v2", drop_incidents_of=FLIP)
+    set_gt_judge(ws, DATASET, TASK, "heuristic-v2")
+    run = {"model": "heuristic", "task_id": TASK, "config": {"dataset": DATASET}}
+    text = offline_provenance(ws, run)
+    assert "offline model heuristic" in text and "offline judge heuristic-v2" in text
+    set_gt_judge(ws, DATASET, TASK, JUDGE)
+    assert offline_provenance(ws, {**run, "model": "gpt-4o-mini"}) is None
+
+
+def test_trace_says_when_its_judge_is_offline(app_factory, tmp_path):
+    ws = _second_judge(tmp_path / "ws", "heuristic-v2", drop_incidents_of=FLIP)
+    set_gt_judge(ws, DATASET, TASK, "heuristic-v2")
+    at = app_factory(ws.root)
+    at.query_params.update({"dataset": DATASET, "task": TASK, "formula": "v1", "k": "50", "business_id": FLIP})
+    at.run()
+    at.switch_page("app_pages/trace.py").run()
+    assert not at.exception, at.exception
+    assert any("offline judge heuristic-v2" in c.value for c in at.caption)
