@@ -36,9 +36,13 @@ run: demo
 
 lint: install-dev
 	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 
 test: install-dev
 	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: install-dev

@@ -8,7 +8,7 @@
 A revert is a new record whose ``reverts`` names the override it withdraws; nothing is deleted,
 so the history (who, when, why) stays. The active overrides of a review are its non-reverted
 override records, their ``corrected`` values merged in log order (a later one wins per field).
-They are applied by :func:`core.judgments.load_judgments`, hence in every GT computation, for
+They are applied by :func:`core.judgments.load_judgments` (which sits above this module and the store), hence in every GT computation, for
 every formula and every K, whichever judge's judgments are loaded.
 """
 
@@ -26,6 +26,7 @@ import polars as pl
 from core.datasets import scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
 from core.files import append_jsonl, read_json, read_jsonl_log
+from core.judgment_store import load_raw_judgments, now_iso
 from core.tasks import Task, get_task
 from core.workspace import Workspace
 
@@ -33,8 +34,6 @@ ADDM_AUTHOR = "addm-import"
 
 
 def _now() -> str:
-    from core.judgments import now_iso
-
     return now_iso()
 
 
@@ -81,10 +80,8 @@ def _check_corrected(spec: Task, corrected: Any, *, strict: bool, path: str | No
 
 def _current_fields(ws: Workspace, dataset: str, task: str, business_id: str | None,
                     idx: int | None) -> dict[str, Any]:
-    from core.judgments import load_judgments
-
     try:
-        df = load_judgments(ws, dataset, task, apply_overrides=False)
+        df = load_raw_judgments(ws, dataset, task)
     except WorkbenchError:
         return {}
     hit = df.filter((pl.col("business_id") == business_id) & (pl.col("idx") == idx))

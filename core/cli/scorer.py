@@ -88,11 +88,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from core.scorer import apply, model
+    from core.scorer import model
+    from core.study import scoring
 
     scorer = model.load(args.model_dir)
     with cli_progress("score", enabled=not args.no_progress) as progress:
-        result = apply.apply_to_run(scorer, args.run, args.out, progress=progress)
+        result = scoring.apply_to_run(scorer, args.run, args.out, progress=progress)
     emit(args, result, f"{result['scored']:,} responses scored by {result['scorer_model']} "
          f"({result['failed_responses']} failed responses left unscored) -> {result['path']}")
     return 0

@@ -19,9 +19,7 @@ from core.ground_truth.compute import (
     distribution_by_k,
     get_definition,
     judgments_sha256,
-    k_label,
     load_restaurants,
-    normalize_ks,
 )
 from core.ground_truth.formulas import FORMULAS, VERDICTS, Formula, get_formula, list_formulas
 from core.ground_truth.gt_files import (
@@ -35,14 +33,10 @@ from core.ground_truth.gt_files import (
     write_gt_file,
     xnot_payload,
 )
-from core.ground_truth.policies import (
-    POLICY_IDS,
-    Policy,
-    PolicyScore,
-    compute_policy_gt_frame,
-    get_policy,
-    list_policies,
-)
+from core.ground_truth.ks import k_label, normalize_ks
+from core.ground_truth.policies import Policy, PolicyScore
+from core.ground_truth.policy_frame import compute_policy_gt_frame
+from core.ground_truth.policy_loader import POLICY_IDS, get_policy, list_policies
 from core.ground_truth.trace import (
     KChange,
     ReviewContribution,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.ground_truth.compute import compute_gt, get_definition, load_restaurants, normalize_ks
+from core.ground_truth.compute import compute_gt, get_definition, load_restaurants
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import Formula
 from core.ground_truth.gt_files import (
@@ -22,6 +22,7 @@ from core.ground_truth.gt_files import (
     write_gt_file,
     xnot_payload,
 )
+from core.ground_truth.ks import normalize_ks
 from core.workspace import Workspace
 
 if TYPE_CHECKING:

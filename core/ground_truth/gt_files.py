@@ -114,7 +114,7 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
 def _scale(rows: pl.DataFrame) -> tuple[str, ...]:
     """The verdict scale of a GT frame: its policy's, else the G1a scale."""
     if "policy_id" in rows.columns and rows.height:
-        from core.ground_truth.policies import get_policy
+        from core.ground_truth.policy_loader import get_policy
 
         try:
             return get_policy(rows["policy_id"][0]).verdicts
@@ -160,7 +160,7 @@ def addm_payload(
     verdicts: tuple[str, ...] = VERDICTS
     if is_policy and definition:
         if policy is None:
-            from core.ground_truth.policies import get_policy
+            from core.ground_truth.policy_loader import get_policy
 
             policy = get_policy(definition)
         has_scoring, verdicts = policy.has_scoring, policy.verdicts

@@ -433,10 +433,4 @@ def _num(x: float) -> float | int:
     return int(x) if float(x).is_integer() else x
 
 
-from core.ground_truth.policy_frame import compute_policy_gt_frame  # noqa: E402  (re-exports)
-from core.ground_truth.policy_loader import POLICY_DIR, POLICY_IDS, get_policy, list_policies  # noqa: E402
-
-__all__ = [
-    "DEFAULT_VERDICTS", "POLICY_DIR", "POLICY_IDS", "Policy", "PolicyScore", "compute_policy_gt_frame", "get_policy",
-    "list_policies",
-]
+__all__ = ["DEFAULT_VERDICTS", "Policy", "PolicyScore"]

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from core.ground_truth.compute import KSpec, normalize_ks
 from core.ground_truth.engine import (
     K_ALL_LIMIT,
     aggregate_by_k,
@@ -23,6 +22,7 @@ from core.ground_truth.engine import (
     sorted_ks,
 )
 from core.ground_truth.formulas import year_expr
+from core.ground_truth.ks import KSpec, normalize_ks
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import ByK, Condition, Match, Policy
@@ -211,7 +211,7 @@ def compute_policy_gt_frame(
         base_points, modifiers, total_points}), policy_id, formula_version (+ reference_year);
         sorted by (k, name).
     """
-    from core.ground_truth.policies import get_policy
+    from core.ground_truth.policy_loader import get_policy
 
     p = get_policy(policy) if isinstance(policy, str) else policy
     klist = normalize_ks(ks)

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.ground_truth.compute import compute_gt_frame, get_definition, normalize_ks
+from core.ground_truth.compute import compute_gt_frame, get_definition
 from core.ground_truth.engine import prepare_judgments
 from core.ground_truth.formulas import Formula, cuisine_modifier
+from core.ground_truth.ks import normalize_ks
 from core.ground_truth.rounding import round_columns
 from core.ground_truth.trace_specs import fmt
 

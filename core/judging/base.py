@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from core.errors import UnknownNameError
+from core.judgment_store import now_iso
 
 REVIEW_KEY = ("business_id", "idx")
 
@@ -75,11 +75,6 @@ def get_judge_kind(name: str) -> JudgeKind:
 def make_judge(name: str, task: Any, **options: Any) -> Judge:
     """Build a judge of kind ``name`` for ``task`` (a ``core.tasks.Task``)."""
     return get_judge_kind(name).factory(task, **options)
-
-
-def now_iso() -> str:
-    """UTC now, ISO-8601 to the second (a record's ``created_at``)."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def review_key(row: dict[str, Any]) -> tuple[str, int]:

@@ -16,70 +16,26 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from core.errors import WorkbenchError
-from core.files import read_json, write_json_atomic
 from core.judging.base import make_failure, now_iso
+from core.judging.batch_records import (
+    CLOSED_STATUSES,
+    OPEN_STATUSES,
+    custom_id,
+    find_batch,
+    is_pending,
+    read_batches,
+    save_entry,
+)
 from core.judgments import append_judgments, judged_keys
 from core.locks import judge_lock
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
-BATCHES_FILE = "batches.json"
 ENDPOINT = "/v1/chat/completions"
 MAX_REQUESTS_PER_BATCH = 50_000  # the Batch API's limit per input file
-OPEN_STATUSES = ("validating", "in_progress", "finalizing", "cancelling")
-CLOSED_STATUSES = ("failed", "expired", "cancelled")
-
-
-def custom_id(row: dict[str, Any]) -> str:
-    """The batch request id of a review: its key ``business_id:idx``."""
-    return f"{row['business_id']}:{int(row['idx'])}"
-
-
-def batches_path(ws: Workspace, dataset: str, task: str) -> Path:
-    return ws.judgments_dir(dataset, task) / BATCHES_FILE
-
-
-def read_batches(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
-    """Every batch submitted for this dataset/task (newest last)."""
-    path = batches_path(ws, dataset, task)
-    if not path.exists():
-        return []
-    data = read_json(path)
-    return list(data.get("batches") or [])
-
-
-def _save_entry(ws: Workspace, dataset: str, task: str, entry: dict[str, Any]) -> None:
-    entries = [e for e in read_batches(ws, dataset, task) if e["batch_id"] != entry["batch_id"]]
-    entries.append(entry)
-    write_json_atomic(batches_path(ws, dataset, task), {"batches": entries}, indent=1)
-
-
-def is_pending(entry: dict[str, Any]) -> bool:
-    """A batch whose results are not stored yet and may still come."""
-    return not entry.get("collected") and entry.get("status") not in CLOSED_STATUSES
-
-
-def pending_batch_keys(ws: Workspace, dataset: str, task: str, judge_id: str) -> set[tuple[str, int]]:
-    """Review keys waiting in this judge's submitted, uncollected batches."""
-    keys: set[tuple[str, int]] = set()
-    for entry in read_batches(ws, dataset, task):
-        if entry.get("judge") == judge_id and is_pending(entry):
-            keys.update((r["business_id"], int(r["idx"])) for r in entry["requests"])
-    return keys
-
-
-def find_batch(ws: Workspace, batch_id: str) -> tuple[str, str, dict[str, Any]]:
-    """(dataset, task, entry) of a batch recorded anywhere in the workspace."""
-    for path in sorted((ws.root / "judgments").glob(f"*/*/{BATCHES_FILE}")):
-        dataset, task = path.parent.parent.name, path.parent.name
-        for entry in read_batches(ws, dataset, task):
-            if entry["batch_id"] == batch_id:
-                return dataset, task, entry
-    raise WorkbenchError(f"batch {batch_id!r} is not recorded in {ws.root} (no judgments/*/*/{BATCHES_FILE} lists it)")
 
 
 def submit_batch(plan: Any, judge: Any, *, progress: Progress | None = None) -> Any:
@@ -142,7 +98,7 @@ def _submit_one(plan: Any, judge: Any, lines: list[dict], requests: list[dict]) 
         "prompt_version": plan.prompt_version, "input_file_id": uploaded.id, "created_at": now_iso(),
         "status": batch.status, "collected": False, "requests": requests,
     }
-    _save_entry(plan.ws, plan.dataset, plan.task, entry)
+    save_entry(plan.ws, plan.dataset, plan.task, entry)
     return entry
 
 
@@ -193,7 +149,7 @@ def collect_batch(
         with judge_lock(ws, dataset, task, entry["judge"]):
             _store_results(ws, dataset, task, entry, judge, batch, report)
         entry.update(collected=True, collected_at=now_iso(), n_stored=report.judged, n_failed=len(report.failures))
-    _save_entry(ws, dataset, task, entry)
+    save_entry(ws, dataset, task, entry)
     if entry.get("collected") or batch.status in CLOSED_STATUSES:
         try:
             plan = plan_judging(ws, dataset, task, judge)

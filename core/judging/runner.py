@@ -26,6 +26,7 @@ import polars as pl
 
 from core.errors import WorkbenchError
 from core.judging.base import Judge, is_failure, review_key
+from core.judging.batch_records import pending_batch_keys
 from core.judgments import append_judgments, judged_keys, stale_count
 from core.locks import judge_lock
 from core.progress import Progress, no_progress
@@ -143,7 +144,6 @@ def plan_judging(
         WorkbenchError: dataset not imported or changed (lock), keyword index missing or stale.
     """
     from core.datasets import require_verified
-    from core.judging.batch import pending_batch_keys
 
     spec = get_task(task, ws)
     require_verified(ws, dataset)

@@ -53,7 +53,7 @@ def has_keyword(review: Mapping[str, Any], keywords: tuple[str, ...], *, task_ke
 def verdict_scale(policy: Policy) -> tuple[str, ...]:
     """The policy's verdicts, lowest first.
 
-    >>> from core.ground_truth.policies import get_policy
+    >>> from core.ground_truth.policy_loader import get_policy
     >>> verdict_scale(get_policy("G1_allergy_V2"))
     ('Low Risk', 'High Risk', 'Critical Risk')
     """

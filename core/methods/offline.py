@@ -20,7 +20,7 @@ import re
 import time
 from typing import Any
 
-from core.ground_truth.policies import get_policy
+from core.ground_truth.policy_loader import get_policy
 from core.judging.heuristic import judge_text
 from core.llm import OFFLINE_MODEL, CallResult, Completion, UsageTotals
 from core.methods.contract import contract_from_judgments, parse_restaurant_prompt, verbatim_snippet

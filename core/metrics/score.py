@@ -17,7 +17,8 @@ import numpy as np
 from core.errors import UnknownNameError
 from core.ground_truth.formulas import VERDICTS
 from core.ground_truth.gt_files import read_gt_file
-from core.ground_truth.policies import Policy, get_policy
+from core.ground_truth.policies import Policy
+from core.ground_truth.policy_loader import get_policy
 from core.metrics.bootstrap import COUNT_COLUMNS, SampleTable, bootstrap_intervals
 from core.metrics.classification import (
     PRIMITIVE_TOLERANCES,

@@ -21,7 +21,7 @@ from core.errors import UnknownNameError, WorkbenchError
 from core.execution import finished_keys
 from core.files import sha256_file
 from core.ground_truth.gt_files import gt_filename, load_gt_file
-from core.ground_truth.policies import POLICY_IDS, get_policy
+from core.ground_truth.policy_loader import POLICY_IDS, get_policy
 from core.llm import (
     OFFLINE_MODEL,
     PRICES,

@@ -61,7 +61,8 @@ def _stance(rec: dict[str, Any]) -> float:
 
 def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_progress) -> dict[str, Any]:
     """Build the demo study (idempotent: nothing changes when its scored run exists)."""
-    from core.scorer import apply, data, model
+    from core.scorer import data, model
+    from core.study import scoring
     from core.study.runs import read_run
 
     scored_path = run_dir(ws, STUDY, RUN_ID) / SCORED_FILE
@@ -100,7 +101,7 @@ def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_pro
         ticks = iter(range(10**9))
         collect_responses(plan_collection(prompts, advisors, run_path, run_id=RUN_ID),
                           clock=lambda: _START + timedelta(milliseconds=250 * next(ticks)))
-        apply.apply_to_run(model.load(scorer_dir), run_path, scored_path)
+        scoring.apply_to_run(model.load(scorer_dir), run_path, scored_path)
         progress(4, 5, "audit")
         sample = audit.stratified_sample(read_run(scored_path), AUDIT_N, seed=seed)
         audit_project, _ = audit.push_audit(store, AUDIT_PROJECT, sample)

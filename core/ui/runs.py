@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from core.errors import WorkbenchError
-from core.ground_truth.policies import list_policies
+from core.ground_truth.policy_loader import list_policies
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints
 from core.methods import METHODS, prompt_template

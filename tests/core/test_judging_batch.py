@@ -7,7 +7,8 @@ import json
 import pytest
 
 from core.errors import WorkbenchError
-from core.judging.batch import collect_batch, find_batch, pending_batch_keys, read_batches, submit_batch
+from core.judging.batch import collect_batch, submit_batch
+from core.judging.batch_records import find_batch, pending_batch_keys, read_batches
 from core.judging.openai_judge import OpenAIJudge
 from core.judging.runner import execute_judging, plan_judging
 from core.judgment_files import read_extraction_log

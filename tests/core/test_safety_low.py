@@ -19,7 +19,7 @@ from core.cli import main
 from core.datasets import import_dataset
 from core.db import Database
 from core.errors import LockError, WorkbenchError
-from core.ground_truth.compute import normalize_ks
+from core.ground_truth.ks import normalize_ks
 from core.labeling import assignment, export, identity, items
 from core.labeling.agreement import agreement_report
 from core.labeling.store import LabelStore, integrity_problems, open_store

@@ -27,7 +27,7 @@ def counted(tmp_path, monkeypatch):
     real = gt_views.compute_frame
 
     def counting(inputs, definition, ks, **kw):
-        calls.append(definition)
+        calls.append(getattr(definition, "name", definition))  # a name or a definition object
         return real(inputs, definition, ks, **kw)
 
     monkeypatch.setattr(gt_views, "compute_frame", counting)

@@ -24,9 +24,11 @@ def test_grid_with_eight_k_fits_its_column_and_warns(chromium_browser, tmp_path)
         for k in ("75", "80", "150", "all"):
             chips.fill(k)
             chips.press("Enter")
-            time.sleep(1.0)
+            time.sleep(0.5)  # let the rerun start, then wait until it has finished before the next chip
+            page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                                   timeout=60_000)
         page.keyboard.press("Escape")
-        page.get_by_text("3 of 3 restaurants have fewer than K=100, 150 or 200 reviews").wait_for(timeout=30_000)
+        page.get_by_text("3 of 3 restaurants have fewer than K=100, 150 or 200 reviews").wait_for(timeout=90_000)
         wait_ready(page, "K=150 ·", timeout=30_000)  # the panel's trace links follow the 8 K
         chart = page.get_by_test_id("stVegaLiteChart").first
         column = chart.locator("xpath=ancestor::div[@data-testid='stColumn'][1]")

@@ -49,12 +49,13 @@ def test_trace_link_from_the_gt_page_shows_the_contributing_reviews(chromium_bro
         body = page.inner_text("body")
         assert "INCIDENT_IMPACT" in body or "SAFETY_IMPACT" in body
         assert re.search(r"(incident|safety_interaction) → |firsthand → \+", body)
-        assert page.locator(".gt-text").count() >= 1  # the full review texts, with the excerpt marked
+        page.locator(".gt-text").first.wait_for(timeout=30_000)  # the full review texts, with the excerpt marked
+        page.locator(".gt-tree .gt-node").first.wait_for(timeout=30_000)
         assert page.locator(".gt-tree .gt-node").count() > 10  # the formula tree
         # reload: the URL alone reopens the same trace
         page.reload()
         wait_ready(page, "Contributing reviews of", timeout=60_000)
-        assert page.locator(".gt-text").count() >= 1
+        page.locator(".gt-text").first.wait_for(timeout=30_000)
     finally:
         page.close()
         server.stop()

@@ -11,6 +11,7 @@ import pytest
 
 from core.errors import DataError, WorkbenchError
 from core.scorer import apply, data, model
+from core.study import scoring
 
 
 def _invariants(trained, examples):
@@ -96,7 +97,7 @@ def test_apply_and_evaluate(rated_project, tmp_path):
                                                data.project_ratings(store, project)), tmp_path / "m"))
     run = [{**r, "perspective": r["factors"]["perspective"]} for r in records[:10]]
     run[3] = {**run[3], "response_text": None, "error": "APIError 500: boom"}
-    result = apply.apply_to_run(scorer, _run_file(tmp_path / "run.jsonl", run), tmp_path / "run_scored.jsonl")
+    result = scoring.apply_to_run(scorer, _run_file(tmp_path / "run.jsonl", run), tmp_path / "run_scored.jsonl")
     assert result["scored"] == 9 and result["failed_responses"] == 1
     scored = [json.loads(line) for line in (tmp_path / "run_scored.jsonl").read_text().splitlines()]
     assert scored[3]["score"] is None and all(-1 <= s["score"] <= 1 for i, s in enumerate(scored) if i != 3)
@@ -106,7 +107,7 @@ def test_apply_and_evaluate(rated_project, tmp_path):
     bad = list(run)
     bad[5] = {k: v for k, v in bad[5].items() if k != "model_id"}
     with pytest.raises(DataError, match=r"bad\.jsonl:6: field 'model_id'"):
-        apply.apply_to_run(scorer, _run_file(tmp_path / "bad.jsonl", bad), tmp_path / "bad_scored.jsonl")
+        scoring.apply_to_run(scorer, _run_file(tmp_path / "bad.jsonl", bad), tmp_path / "bad_scored.jsonl")
     assert not (tmp_path / "bad_scored.jsonl").exists()
 
     ev = apply.evaluate(scorer, store, project)
