@@ -32,6 +32,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.scorer import apply, model  # noqa: E402
+from core.study import scoring  # noqa: E402
 from core.study import grid  # noqa: E402
 from core.study.responders import OFFLINE_MODELS  # noqa: E402
 
@@ -84,7 +85,7 @@ def bench(name: str, scorer: model.TrainedScorer, texts: list[str]) -> None:
                                      "factors": {"perspective": "neutral"},
                                      "messages": [{"role": "user", "content": "q"}], "response_text": t}) + "\n")
         started = time.perf_counter()
-        apply.apply_to_run(scorer, run, Path(tmp) / "run_scored.jsonl")
+        scoring.apply_to_run(scorer, run, Path(tmp) / "run_scored.jsonl")
         apply_s = time.perf_counter() - started
     batch = texts[:20_000]
     started = time.perf_counter()
