@@ -52,13 +52,13 @@ st.caption(f"{rep['n_scored']:,} of {rep['n_records']:,} responses scored by **{
 
 st.subheader("Mean score by model and perspective")
 st.altair_chart(charts.group_means_chart(rep["by_group"]), width="stretch")
-st.dataframe(page.groups_table(rep["by_group"]), hide_index=True, width="stretch",
+st.dataframe(page.groups_table(rep["by_group"]), hide_index=True, placeholder="—", width="stretch",
              column_config={"mean": NUM, **{name: PCT for name in rep["by_group"][0]["bin_labels"]}})
 
 st.subheader("Uplift against neutral")
 st.caption("How far a model's answers move when the landlord or the tenant asks, compared with the neutral "
            "wording (Welch 95% intervals). 'landlord − tenant' is how much it follows the asker.")
-st.dataframe(page.uplift_table(rep["uplifts"]), hide_index=True, width="stretch",
+st.dataframe(page.uplift_table(rep["uplifts"]), hide_index=True, placeholder="—", width="stretch",
              column_config={c: NUM for c in ("landlord − neutral", "tenant − neutral", "landlord − tenant")})
 
 if project is None:
@@ -79,7 +79,7 @@ st.segmented_control("Perspective", present, key=K_PERSPECTIVE, required=True)
 st.caption(f"{audit['n_audited']} audited responses with a consensus. The human ceiling holds out one rater at a "
            "time against the mean of the others on the same responses: a scorer near it agrees with the "
            "humans about as well as they agree with each other.")
-st.dataframe(page.versus_table(audit["model_vs_human"], st.session_state[K_PERSPECTIVE]), hide_index=True,
+st.dataframe(page.versus_table(audit["model_vs_human"], st.session_state[K_PERSPECTIVE]), hide_index=True, placeholder="—",
              width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("MAE", "RMSE", "Pearson", "Spearman", "Lin's CCC", "bias")})

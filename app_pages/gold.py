@@ -118,7 +118,7 @@ with tabs[3]:
     else:
         st.altair_chart(charts.history_chart(hist, goal=config.pass_rate_goal), width="stretch")
         st.dataframe(hist.select("time", "model", "accuracy_method", "overall_score", "pass_rate", "report"),
-                     hide_index=True, width="stretch",
+                     hide_index=True, placeholder="—", width="stretch",
                      column_config={"overall_score": st.column_config.NumberColumn("overall", format="%.3f"),
                                     "pass_rate": st.column_config.NumberColumn("pass rate", format="percent"),
                                     "accuracy_method": "accuracy"})

@@ -53,7 +53,7 @@ if mode == MODES[0]:
         st.info(offline, icon=":material/info:")
     t_rank, t_proc, t_verd, t_cons, t_rest = st.tabs(["Ranking", "Process", "Verdicts", "Consistency", "Restaurants"])
     with t_rank:
-        st.dataframe(frames["thresholds"], hide_index=True, width="stretch",
+        st.dataframe(frames["thresholds"], hide_index=True, placeholder="—", width="stretch",
                      column_config={c: NUM(format="%.3f") for c in ("AP", "nAP", "prevalence")})
         if frames["pr"].height:
             st.vega_lite_chart(ur.chart_spec("pr", stamp, lambda: rc.pr_chart(frames["pr"])), width="stretch")
@@ -64,7 +64,7 @@ if mode == MODES[0]:
         scale = list(run.get("verdict_scale") or ["Low Risk", "High Risk", "Critical Risk"])
         st.vega_lite_chart(ur.chart_spec("conf", stamp, lambda: rc.confusion_chart(frames["confusion"], scale)))
     with t_cons:
-        st.dataframe(frames["consistency"], hide_index=True, width="stretch", column_config={
+        st.dataframe(frames["consistency"], hide_index=True, placeholder="—", width="stretch", column_config={
             "business_id": None, "method_verdict": "method verdict", "computed_verdict": "recomputed verdict",
             "computed_score": NUM("recomputed score", format="%g")})
     with t_rest:
@@ -79,7 +79,7 @@ if mode == MODES[0]:
             table = table.filter(pl.col("gt_verdict").is_in(gts))
         if errors_only:
             table = table.filter(pl.col("error") != "")
-        st.dataframe(table, hide_index=True, width="stretch", height=240, column_config={
+        st.dataframe(table, hide_index=True, placeholder="—", width="stretch", height=240, column_config={
             "business_id": None, "gt_verdict": "GT verdict", "verdict": "method verdict",
             "risk_score": NUM("risk score", format="%.2f"), "cost_usd": NUM("cost", format="$%.4f")})
         ids = table["business_id"].to_list()
@@ -107,7 +107,7 @@ else:
     st.vega_lite_chart(ur.chart_spec("cmp", picked, lambda: rc.comparison_chart(cmp)))
     st.markdown(f"**Paired differences against {base_label}** (bootstrap over the restaurants both runs scored; "
                 "*real* = its 95 % interval excludes 0)")
-    st.dataframe(cmp.filter(pl.col("diff_pct").is_not_null()), hide_index=True, width="stretch", column_config={
+    st.dataframe(cmp.filter(pl.col("diff_pct").is_not_null()), hide_index=True, placeholder="—", width="stretch", column_config={
         "score_pct": NUM("score %", format="%.1f"), "low_pct": NUM("95 % low", format="%.1f"),
         "high_pct": NUM("95 % high", format="%.1f"), "diff_pct": NUM("difference (points)", format="%+.1f"),
         "diff_low_pct": NUM("difference 95 % low", format="%+.1f"),
@@ -121,7 +121,7 @@ else:
     for col, name in zip(st.columns(4), ("newly failing", "newly fixed", "still failing", "still right"), strict=True):
         col.metric(name, counts.get(name, 0))
     bucket = st.selectbox("List", ["newly failing", "newly fixed", "still failing", "still right"], key=K_BUCKET)
-    st.dataframe(b.filter(pl.col("bucket") == bucket), hide_index=True, width="stretch", column_config={
+    st.dataframe(b.filter(pl.col("bucket") == bucket), hide_index=True, placeholder="—", width="stretch", column_config={
         "business_id": None, "bucket": None, "gt_verdict": "GT verdict", "baseline_verdict": "baseline verdict",
         "verdict": f"verdict of {other}"})
     st.markdown("**Each score against K per method** (95 % intervals)")

@@ -118,7 +118,7 @@ table = glue.runs_table(ws)
 if table.is_empty():
     st.caption("No runs yet.")
 else:
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
+    st.dataframe(table, hide_index=True, placeholder="—", width="stretch", column_config={
         "run_id": st.column_config.TextColumn("Run", width="large"),
         "status": "Status", "method": "Method", "model": "Model", "policy": "Policy", "k": "K",
         "done": "Samples", "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),

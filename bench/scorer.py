@@ -32,8 +32,10 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.scorer import apply, model  # noqa: E402
-from core.study import scoring  # noqa: E402
-from core.study import grid  # noqa: E402
+from core.study import (
+    grid,  # noqa: E402
+    scoring,  # noqa: E402
+)
 from core.study.responders import OFFLINE_MODELS  # noqa: E402
 
 TARGET_SECONDS = 10.0

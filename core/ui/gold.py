@@ -117,7 +117,7 @@ def show_breakdowns(rep: dict[str, Any], goal: float) -> None:
         with col:
             st.subheader(f"By {key}")
             st.altair_chart(charts.breakdown_chart(frame, goal=goal, title=title.lower()), width="stretch")
-            st.dataframe(frame.rename({"group": key}), hide_index=True, width="stretch", column_config={
+            st.dataframe(frame.rename({"group": key}), hide_index=True, placeholder="—", width="stretch", column_config={
                 "overall_score": st.column_config.NumberColumn("overall", format="%.3f"), "accuracy": SCORE,
                 "pass_rate": st.column_config.NumberColumn("pass rate", format="percent")})
 
@@ -143,7 +143,7 @@ def samples_table(rep: dict[str, Any], statuses: list[str], config: GoldConfig) 
 def show_samples_table(frame: pl.DataFrame) -> None:
     cols = ["sample_id", "question", "status", "overall", "accuracy", "matched", "citation", "length", "keywords",
             "tokens", "domain", "task", "error"]
-    st.dataframe(frame.select(cols), hide_index=True, width="stretch", height=300,
+    st.dataframe(frame.select(cols), hide_index=True, placeholder="—", width="stretch", height=300,
                  column_config={"overall": SCORE, "accuracy": SCORE, "citation": SCORE, "length": SCORE,
                                 "keywords": PCT, "matched": st.column_config.CheckboxColumn("match ≥ .75"),
                                 "question": st.column_config.TextColumn(width="medium")})
@@ -161,7 +161,7 @@ def show_compare(ws: Workspace, name_a: str, name_b: str) -> None:
                 delta=f"{b['aggregate_metrics']['pass_rate'] - a['aggregate_metrics']['pass_rate']:+.0%}")
     m[3].metric("Overall score of B", f"{b['aggregate_metrics']['overall_score']:.3f}",
                 delta=f"{b['aggregate_metrics']['overall_score'] - a['aggregate_metrics']['overall_score']:+.3f}")
-    st.dataframe(frame, hide_index=True, width="stretch", height=320, column_config={
+    st.dataframe(frame, hide_index=True, placeholder="—", width="stretch", height=320, column_config={
         "overall_a": st.column_config.NumberColumn("overall A", format="%.3f"),
         "overall_b": st.column_config.NumberColumn("overall B", format="%.3f"),
         "delta": st.column_config.NumberColumn(format="%+.3f"), "status_a": "status A", "status_b": "status B",

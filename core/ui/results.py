@@ -121,7 +121,7 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
         "GT verdict": sample.get("gt_verdict") or "(none)", "recomputed verdict": d["recomputed_verdict"],
         "recomputed score": float(d["recomputed_score"]) if d["recomputed_score"] is not None else None,
         "tokens": tokens, "cost": float(sample.get("cost_usd") or 0), "LLM calls": sample.get("llm_calls"),
-        "latency ms": sample.get("latency_ms")}]), hide_index=True, width="stretch",
+        "latency ms": sample.get("latency_ms")}]), hide_index=True, placeholder="—", width="stretch",
         column_config={"risk score": st.column_config.NumberColumn(format="%.2f"),
                        "cost": st.column_config.NumberColumn(format="$%.4f"),
                        "recomputed verdict": st.column_config.TextColumn(
@@ -137,7 +137,7 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
                                               "snippet_found": pl.Boolean})
     if not ev.height:
         st.caption("The method claimed no evidence for this restaurant.")
-    st.dataframe(ev, hide_index=True, width="stretch", column_config={
+    st.dataframe(ev, hide_index=True, placeholder="—", width="stretch", column_config={
         "gt_incident": st.column_config.CheckboxColumn("in GT"), "snippet_found": st.column_config.CheckboxColumn("snippet found")})
     st.markdown("**GT incidents**")
     if d["gt_incidents"] is None:
@@ -147,7 +147,7 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
     else:
         gt = pl.DataFrame(d["gt_incidents"], schema={"review_id": pl.Utf8, "severity": pl.Utf8, "modifiers": pl.List(pl.Utf8)})
         st.dataframe(gt.with_columns(pl.col("review_id").is_in(d["matched"]).alias("claimed by the method")),
-                     hide_index=True, width="stretch")
+                     hide_index=True, placeholder="—", width="stretch")
     for rid in ids:
         snippets = [e["snippet"] for e in d["evidences"] if e["review_id"] == rid and e["snippet"]]
         with st.expander(f"Review {rid}" + ("" if rid in texts else " (text not in this workspace)")):
