@@ -251,3 +251,25 @@ def sha256_file(path: str | Path, *, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of a JSONL file; blank and ``#`` lines are skipped, a UTF-8 BOM is
+    accepted, and bad bytes, bad JSON and lone surrogates are DataErrors naming the line."""
+    from core.errors import DataError
+
+    with open(path, "rb") as fh:
+        for n, data in enumerate(fh, start=1):
+            try:
+                raw = data.decode("utf-8").strip()
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})",
+                                path=path, line=n) from None
+            if n == 1:
+                raw = raw.lstrip("\ufeff")
+            if not raw or raw.startswith("#"):
+                continue
+            obj = parse_json_text(raw, path=path, line=n)
+            if not isinstance(obj, dict):
+                raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=n)
+            yield n, obj

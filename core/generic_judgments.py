@@ -19,6 +19,7 @@ from typing import Any
 import polars as pl
 
 from core.errors import DataError
+from core.files import jsonl_objects
 from core.judgments import append_judgments, now_iso
 from core.tasks import get_task
 from core.workspace import Workspace, check_name
@@ -49,33 +50,24 @@ def read_generic_judgments(path: str | Path, task: str, keys: dict[tuple[str, st
     """Parse and validate every line; records ready for :func:`core.judgments.append_judgments`."""
     spec, path = get_task(task, ws), Path(path)
     records = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON: {exc.msg}", path=path, line=n) from None
-            if not isinstance(item, dict):
-                raise DataError("expected a JSON object", path=path, line=n)
-            for key in ("business_id", "review_id"):
-                if not isinstance(item.get(key), str) or not item[key]:
-                    raise DataError("expected a non-empty string", path=path, line=n, field=key)
-            if not isinstance(item.get("fields"), dict):
-                raise DataError("expected an object of field -> value", path=path, line=n, field="fields")
-            idx = keys.get((item["business_id"], item["review_id"]))
-            if idx is None:
-                raise DataError(f"no review {item['review_id']!r} of restaurant {item['business_id']!r} in the dataset",
-                                path=path, line=n, field="review_id")
-            fields, problem = spec.validate_fields(item["fields"])
-            excerpt = item.get("excerpt", item["fields"].get("excerpt"))
-            records.append({
-                "business_id": item["business_id"], "review_id": item["review_id"], "idx": idx,
-                "fields": fields, "excerpt": excerpt if isinstance(excerpt, str) else None,
-                "parse_error": None if problem is None else f"{path.name}:{n}: {problem}",
-                "raw": line.strip(), "prompt_version": item.get("prompt_version"),
-            })
+    for n, item in jsonl_objects(path):
+        for key in ("business_id", "review_id"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise DataError("expected a non-empty string", path=path, line=n, field=key)
+        if not isinstance(item.get("fields"), dict):
+            raise DataError("expected an object of field -> value", path=path, line=n, field="fields")
+        idx = keys.get((item["business_id"], item["review_id"]))
+        if idx is None:
+            raise DataError(f"no review {item['review_id']!r} of restaurant {item['business_id']!r} in the dataset",
+                            path=path, line=n, field="review_id")
+        fields, problem = spec.validate_fields(item["fields"])
+        excerpt = item.get("excerpt", item["fields"].get("excerpt"))
+        records.append({
+            "business_id": item["business_id"], "review_id": item["review_id"], "idx": idx,
+            "fields": fields, "excerpt": excerpt if isinstance(excerpt, str) else None,
+            "parse_error": None if problem is None else f"{path.name}:{n}: {problem}",
+            "raw": json.dumps(item, ensure_ascii=False), "prompt_version": item.get("prompt_version"),
+        })
     return records
 
 

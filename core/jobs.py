@@ -26,6 +26,7 @@ from typing import Any
 
 from core.errors import DataError, WorkbenchError
 from core.files import read_json, write_json_atomic, write_text_atomic
+from core.locks import pid_alive
 from core.registry import Registry
 from core.settings import PROJECT_ROOT
 from core.workspace import Workspace, check_name
@@ -60,29 +61,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _alive(pid: Any) -> bool:
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (finished child not yet reaped by its starter) is not alive
-        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().split(") ")[-1][:1] != "Z"
-    except OSError:
-        return True
-
-
 def read_job(ws: Workspace, job_id: str) -> dict[str, Any]:
     """The job record; ``running``/``starting`` with no live process reads as ``interrupted``."""
     path = job_path(ws, job_id)
     if not path.exists():
         raise WorkbenchError(f"no job {job_id!r} in {jobs_dir(ws)}")
     record = read_json(path)
-    if record.get("status") in ("running", "starting") and not _alive(record.get("pid")):
+    if record.get("status") in ("running", "starting") and not pid_alive(record.get("pid")):
         started = record.get("spawned_at_monotonic_wall")
         if record.get("status") != "starting" or not started or time.time() - float(started) > 30:
             record["status"] = "interrupted"

@@ -18,6 +18,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from core.errors import WorkbenchError
 from core.workspace import Workspace, check_name
@@ -196,3 +197,20 @@ def judge_lock(ws: Workspace, dataset: str, task: str, judge: str) -> contextlib
     review is paid for twice and no conflicting duplicates are stored."""
     key = hashlib.sha256(judge.encode("utf-8")).hexdigest()[:16]  # any judge id, a fixed-size name
     return hold(lock_path(ws, "judge", dataset, task, key), f"a judge run of {judge!r} on {dataset}/{task}")
+
+
+def pid_alive(pid: Any) -> bool:
+    """True when process ``pid`` exists and is not a zombie (a finished child its starter has not reaped)."""
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (finished child not yet reaped by its starter) is not alive
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return True

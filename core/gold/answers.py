@@ -7,14 +7,13 @@ empty answer with the error recorded on it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
-from core.files import write_jsonl_atomic
+from core.files import jsonl_objects, write_jsonl_atomic
 from core.gold.items import GoldItem
 from core.progress import Progress, no_progress
 
@@ -44,29 +43,19 @@ def read_answers_file(path: str | Path, items: Sequence[GoldItem]) -> dict[str, 
         raise FileNotFoundError(f"answers file not found: {path}")
     known = {item.sample_id for item in items}
     out: dict[str, Answer] = {}
-    with open(path, encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, start=1):
-            text = raw.strip()
-            if not text or text.startswith("#"):
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON ({exc.msg})", path=path, line=n) from None
-            if not isinstance(obj, dict):
-                raise DataError("expected a JSON object", path=path, line=n)
-            sid, predicted, error = obj.get("sample_id"), obj.get("predicted"), obj.get("error")
-            if not isinstance(sid, str):
-                raise DataError("missing or not a string", path=path, line=n, field="sample_id")
-            if sid not in known:
-                raise DataError(f"unknown sample id {sid!r} (not in the gold set)", path=path, line=n, field="sample_id")
-            if sid in out:
-                raise DataError(f"sample id {sid!r} answered twice", path=path, line=n, field="sample_id")
-            if not isinstance(predicted, str):
-                raise DataError("missing or not a string", path=path, line=n, field="predicted")
-            if error is not None and not isinstance(error, str):
-                raise DataError("expected a string", path=path, line=n, field="error")
-            out[sid] = Answer(predicted, error or None)
+    for n, obj in jsonl_objects(path):
+        sid, predicted, error = obj.get("sample_id"), obj.get("predicted"), obj.get("error")
+        if not isinstance(sid, str):
+            raise DataError("missing or not a string", path=path, line=n, field="sample_id")
+        if sid not in known:
+            raise DataError(f"unknown sample id {sid!r} (not in the gold set)", path=path, line=n, field="sample_id")
+        if sid in out:
+            raise DataError(f"sample id {sid!r} answered twice", path=path, line=n, field="sample_id")
+        if not isinstance(predicted, str):
+            raise DataError("missing or not a string", path=path, line=n, field="predicted")
+        if error is not None and not isinstance(error, str):
+            raise DataError("expected a string", path=path, line=n, field="error")
+        out[sid] = Answer(predicted, error or None)
     for item in items:
         out.setdefault(item.sample_id, Answer("", f"no answer in {path.name}"))
     return out

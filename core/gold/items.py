@@ -12,13 +12,13 @@ either returns every item or raises, it never returns part of a file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
+from core.files import jsonl_objects
 
 EVAL_GLOB = "*_eval.jsonl"  # the files an eval folder contributes (the reference harness's glob)
 DEFAULT_MAX_TOKENS = 300
@@ -133,22 +133,7 @@ def read_items_file(path: str | Path) -> list[tuple[int, GoldItem]]:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"gold file not found: {path}")
-    out: list[tuple[int, GoldItem]] = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.readlines()
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    for n, raw in enumerate(lines, start=1):
-        text = raw.strip()
-        if not text or text.startswith("#"):
-            continue
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path, line=n) from None
-        out.append((n, parse_item(obj, path=path, line=n)))
-    return out
+    return [(n, parse_item(obj, path=path, line=n)) for n, obj in jsonl_objects(path)]
 
 
 def load_gold_files(paths: Sequence[str | Path]) -> list[GoldItem]:

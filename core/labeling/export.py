@@ -23,13 +23,13 @@ from typing import Any
 from sqlalchemy import Connection, distinct, func, select, tuple_, update
 
 from core.errors import DataError
-from core.files import write_jsonl_atomic
+from core.files import jsonl_objects, write_jsonl_atomic
 from core.labeling import consensus as cons
 from core.labeling.assignment import check_score
 from core.labeling.identity import check_stored_code, ensure_rater
 from core.labeling.items import ImportReport, Project
 from core.labeling.reports import items_frame, ratings_frame
-from core.labeling.sources import dataset_name, jsonl_objects, parse_timestamp
+from core.labeling.sources import dataset_name, parse_timestamp
 from core.labeling.store import LabelStore, items, raters, ratings
 from core.progress import Progress
 from core.workspace import check_name

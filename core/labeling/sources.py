@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
-from core.files import parse_json_text, read_json
+from core.files import jsonl_objects, read_json
 from core.workspace import Workspace, check_name
 
 FORMATS = ("items", "results", "run")
@@ -63,26 +63,6 @@ def dataset_name(value: Any, *, path: Path | None, line: int | None, field: str 
         return check_name("dataset", value)
     except ValueError as exc:
         raise DataError(str(exc), path=path, line=line, field=field) from None
-
-
-def jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of a JSONL file; blank and ``#`` lines are skipped, a UTF-8 BOM is
-    accepted, and bad bytes, bad JSON and lone surrogates are DataErrors naming the line."""
-    with open(path, "rb") as fh:
-        for n, data in enumerate(fh, start=1):
-            try:
-                raw = data.decode("utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise DataError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})",
-                                path=path, line=n) from None
-            if n == 1:
-                raw = raw.lstrip("\ufeff")
-            if not raw or raw.startswith("#"):
-                continue
-            obj = parse_json_text(raw, path=path, line=n)
-            if not isinstance(obj, dict):
-                raise DataError("expected a JSON object per line", path=path, line=n)
-            yield n, obj
 
 
 def detect_format(path: str | Path) -> str:

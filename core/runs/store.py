@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from core.errors import DataError, WorkbenchError
 from core.execution import read_log
 from core.files import read_json, write_text_atomic
+from core.locks import pid_alive
 from core.runs.execute import CANCEL_FILE, CONFIG_FILE, STATUS_FILE
 from core.runs.plan import SAMPLES_FILE, RunConfig
 from core.runs.results import RESULTS_FILE
@@ -18,19 +18,6 @@ from core.workspace import Workspace, check_name
 def run_dir(ws: Workspace, run_id: str) -> Path:
     """The folder of run ``run_id`` (the id is checked as a name)."""
     return ws.runs_dir / check_name("run", run_id)
-
-
-def pid_alive(pid: Any) -> bool:
-    """True when process ``pid`` exists (signal 0)."""
-    if not isinstance(pid, int) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _read(path: Path) -> dict[str, Any] | None:

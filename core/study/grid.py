@@ -30,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
-from core.files import read_json, write_jsonl_atomic
-from core.labeling.sources import jsonl_objects
+from core.files import jsonl_objects, read_json, write_jsonl_atomic
 
 PERSPECTIVES = ("landlord", "tenant", "neutral")
 FACTOR_NAMES = ("base_rent", "amount", "relationship_quality")

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError
-from core.files import write_jsonl_atomic
-from core.labeling.sources import jsonl_objects  # noqa: F401 - re-exported for the CLI
+from core.files import (
+    jsonl_objects,  # noqa: F401 - re-exported for the CLI
+    write_jsonl_atomic,
+)
 from core.study.grid import PERSPECTIVES
 from core.workspace import Workspace, check_name
 
