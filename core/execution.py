@@ -8,13 +8,13 @@ returns (it should carry its own error when the item failed: the run goes on). `
 before every new item starts: a cancel lets the items in flight finish and starts no new one.
 Exceptions listed in ``fatal`` (e.g. an endpoint refusing the key) stop everything and propagate.
 
->>> import asyncio, tempfile, os
+>>> import tempfile, os
 >>> async def double(x): return {"id": str(x), "value": 2 * x}
 >>> log = os.path.join(tempfile.mkdtemp(), "log.jsonl")
->>> report = asyncio.run(execute_async([1, 2, 3], double, log_path=log, key=lambda x: str(x), concurrency=2))
+>>> report = execute([1, 2, 3], double, log_path=log, key=lambda x: str(x), concurrency=2)
 >>> report.done, report.skipped, sorted(r["value"] for r in read_log(log))
 (3, 0, [2, 4, 6])
->>> asyncio.run(execute_async([1, 2, 3, 4], double, log_path=log, key=lambda x: str(x))).skipped
+>>> execute([1, 2, 3, 4], double, log_path=log, key=lambda x: str(x)).skipped
 3
 """
 

@@ -3,8 +3,6 @@ restaurant of the tiny workspace has: the coverage warning shows and the grid st
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from tests.core.test_gt_views import build_gt_workspace
@@ -21,10 +19,12 @@ def test_grid_with_eight_k_fits_its_column_and_warns(chromium_browser, tmp_path)
         page.goto(f"{server.url}/ground_truth")
         wait_ready(page, "Open the trace", timeout=60_000)
         chips = page.get_by_test_id("stMultiSelect").first.locator("input")
+        select = page.get_by_test_id("stMultiSelect").first
         for k in ("75", "80", "150", "all"):
             chips.fill(k)
             chips.press("Enter")
-            time.sleep(0.5)  # let the rerun start, then wait until it has finished before the next chip
+            # the chip is there (a rerun in flight may drop a chip typed too early: wait for each)
+            select.locator(f'[data-tag][aria-label="{k}"]').first.wait_for(state="attached", timeout=60_000)
             page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
                                    timeout=60_000)
         page.keyboard.press("Escape")
