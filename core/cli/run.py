@@ -92,5 +92,11 @@ def run(args: argparse.Namespace) -> int:
     text = (f"{status['status']}: {status['done']}/{status['total']} samples, {status['errors']} with an error, "
             f"{status['prompt_tokens'] + status['completion_tokens']:,} tokens, ${status['cost_usd']:.4f}, "
             f"{status['elapsed_s']:.1f} s\n{plan.run_dir}")
+    results = plan.run_dir / "results.json"
+    if status["status"] == "finished" and results.exists():  # the scores, as `show` prints them
+        from core.files import read_json
+        from core.metrics.summary import format_summary
+
+        text += "\n\n" + format_summary(read_json(results))
     emit(args, info, text)
     return 0 if status["status"] == "finished" else 3

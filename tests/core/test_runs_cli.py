@@ -34,7 +34,8 @@ def test_run_list_show_cancel(root, capsys):
     assert main(["--workspace", root, "--no-progress", "run", "--dataset", "demo", "--method", "keyword",
                  "--run-id", "kw", "--samples", ",".join(ids[:2])]) == 0
     out = capsys.readouterr().out
-    assert "finished: 2/2 samples" in out and out.strip().endswith("runs/kw")
+    assert "finished: 2/2 samples" in out and "runs/kw\n" in out
+    assert "AUPRC" in out and "Snippet Validity" in out  # the scores, as `show` prints them
     assert main(["--workspace", root, "--json", "runs", "list"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [(r["run_id"], r["status"], r["done"]) for r in rows] == [("kw", "finished", 2)]
