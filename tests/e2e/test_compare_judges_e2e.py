@@ -17,9 +17,10 @@ def test_compare_judges_section_renders_heatmaps_and_the_agreement_table(chromiu
     try:
         page.goto(f"{app_server.url}/ground_truth")
         wait_ready(page, "Compare judges", timeout=60_000)
-        assert "offline judge heuristic-v2" in page.inner_text("body")
+        page.get_by_text("offline judge heuristic-v2").first.wait_for(timeout=60_000)
         page.get_by_text("Compare judges", exact=True).first.click()
         wait_ready(page, "reviews judged by both", timeout=60_000)
+        page.get_by_text("Field by field").first.wait_for(timeout=60_000)  # drawn after the caption
         body = page.inner_text("body")
         assert re.search(r"[\d,]+ reviews judged by both; 0 only by heuristic-v1, 0 only by heuristic-v2", body)
         assert "Field by field" in body

@@ -63,6 +63,8 @@ def test_own_data_path_in_the_browser(chromium_browser, fixtures_dir, tmp_path):
         page = context.new_page()
         page.goto(server.url)
         wait_ready(page, "Datasets")
+        for label in ("Datasets", "Reviews"):  # the metrics are drawn after the heading: wait for them
+            page.locator('[data-testid="stMetric"]', has_text=label).first.wait_for(timeout=60_000)
         body = page.inner_text("body")
         assert "not a workspace" not in body and "make run" not in body
         metrics = page.locator('[data-testid="stMetric"]').all_inner_texts()
