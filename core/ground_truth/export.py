@@ -66,18 +66,19 @@ def gt_frame_for_layout(
     frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants)
     restaurants = load_restaurants(ws, dataset)
     if layout == "addm" and isinstance(resolved, Formula):
-        frame = with_addm_columns(frame, judgments, restaurants, resolved.name, ks)
+        frame = with_addm_columns(frame, judgments, restaurants, resolved.name, ks, constants=constants)
     return with_review_counts(frame, restaurants)
 
 
 def with_addm_columns(
     frame: pl.DataFrame, judgments: pl.DataFrame, restaurants: pl.DataFrame, formula: str, ks: list[int | None],
+    *, constants: Mapping[str, Any] | None = None,
 ) -> pl.DataFrame:
     """A formula's GT frame plus what the ADDM layout lists: incidents, categories, n_reviews (≤ K).
 
     Policy frames carry these already; a formula's frame does not.
     """
-    incidents = formula_incidents(judgments, formula, ks)
+    incidents = formula_incidents(judgments, formula, ks, constants)
     rest = restaurants.select("business_id", "categories", "n_reviews")
     return (
         frame.drop([c for c in ("incidents", "categories", "n_reviews") if c in frame.columns])

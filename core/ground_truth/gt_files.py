@@ -172,13 +172,15 @@ def addm_payload(
     }
 
 
-def formula_incidents(judgments: pl.DataFrame, formula: str, ks: list[int | None]) -> pl.DataFrame:
+def formula_incidents(judgments: pl.DataFrame, formula: str, ks: list[int | None],
+                      constants: Mapping[str, Any] | None = None) -> pl.DataFrame:
     """business_id, k, incidents (list of {review_id, idx, severity, base_points, modifiers, total_points})
-    of a formula's incident reviews, for writing a formula GT in the ADDM layout."""
+    of a formula's incident reviews, for writing a formula GT in the ADDM layout; ``constants`` (a
+    saved variant's) set the severity points as they set the GT."""
     from core.ground_truth.engine import aggregate_by_k, k_frame, prepare_judgments
 
     f = get_formula(formula)
-    c = f.resolve_constants(None)
+    c = f.resolve_constants(constants)
     points = {k: float(v) for k, v in c["SEVERITY_POINTS"].items()}
     valid = prepare_judgments(judgments, ("incident_severity", "account_type", "safety_interaction"))
     base = pl.col("incident_severity").replace_strict(points, default=0.0, return_dtype=pl.Float64)

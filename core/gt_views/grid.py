@@ -7,7 +7,7 @@ output; see :func:`with_score`) and returns a new polars frame or plain data. No
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -251,7 +251,7 @@ def verdict_scale(definition: Any, ws: Workspace | None = None) -> tuple[str, ..
 
 def export_document(frame: pl.DataFrame, *, task: str, definition: str | Formula | Policy, k: int | None, layout: str,
                     judgments: pl.DataFrame | None = None, restaurants: pl.DataFrame | None = None,
-                    name: str | None = None) -> tuple[str, bytes]:
+                    name: str | None = None, constants: Mapping[str, Any] | None = None) -> tuple[str, bytes]:
     """(file name, JSON bytes) of the GT of one K in the xnot or ADDM layout (SPEC §3.3/§3.4).
 
     A formula written in the ADDM layout needs ``judgments`` and ``restaurants`` (its incidents,
@@ -268,7 +268,7 @@ def export_document(frame: pl.DataFrame, *, task: str, definition: str | Formula
         if judgments is None or restaurants is None:
             raise ValueError("the ADDM layout of a formula GT needs the judgments and the restaurants "
                              "(to list incidents, categories and review counts)")
-        rows = with_addm_columns(rows, judgments, restaurants, d.name, [k])
+        rows = with_addm_columns(rows, judgments, restaurants, d.name, [k], constants=constants)
     payload = gt_payload(rows, layout=layout, task=task, k=k, policy=None if isinstance(d, Formula) else d)
     text = json.dumps(payload, indent=2, ensure_ascii=False, default=str)
     return gt_filename(name or d.name, k, layout), text.encode("utf-8")

@@ -232,7 +232,8 @@ def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFr
         inputs = cache.gt_inputs(ws, dataset, choice.task, choice.judge)
         return gt_views.export_document(frame, task=choice.task, definition=base, k=export_k, layout=layout,
                                         judgments=inputs.judgments, restaurants=inputs.restaurants,
-                                        name=choice.definition)[1]
+                                        name=choice.definition,
+                                        constants=cache.resolved(ws, choice.definition).constants)[1]
 
     filename = gt_filename(choice.definition, export_k, layout)
     e3.download_button(f"Download {filename}", _bytes, file_name=filename, mime="application/json",

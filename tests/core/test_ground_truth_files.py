@@ -224,6 +224,21 @@ def test_cli_computes_a_saved_variant_and_stamps_its_name_and_hash(gt_workspace,
         save_variant(gt_workspace, "v2", "v1", {"CRITICAL_THRESHOLD": 30.0})
 
 
+def test_a_variant_in_the_addm_layout_lists_its_own_severity_points(gt_workspace, capsys):
+    """A formula variant's incidents carried the committed points (moderate 5) in the ADDM layout."""
+    from core.variants import save_variant
+
+    save_variant(gt_workspace, "heavy", "v1", {"SEVERITY_POINTS.moderate": 9})
+    code, _, _ = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "heavy", "--k", "all",
+                         "--format", "addm", capsys=capsys)
+    assert code == 0
+    (path,) = (gt_workspace.gt_dir / "d" / "G1a").glob("heavy_*groundtruth.json")
+    doc = json.loads(path.read_text())
+    incident = next(i for r in doc["restaurants"].values() for i in r["ground_truth"]["incidents"]
+                    if i["severity"] == "moderate")
+    assert incident["base_points"] == incident["total_points"] == 9
+
+
 def test_distribution_counts_every_restaurant(gt_workspace):
     frame = compute_gt(gt_workspace, "d", "G1a", "v1", "1,all")
     assert distribution_by_k(frame)["total"].to_list() == [3, 3]
