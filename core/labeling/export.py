@@ -26,7 +26,7 @@ from core.errors import DataError
 from core.files import jsonl_objects, write_jsonl_atomic
 from core.labeling import consensus as cons
 from core.labeling.assignment import check_score
-from core.labeling.identity import check_stored_code, ensure_rater
+from core.labeling.identity import check_stored_code, ensure_rater, retired_codes
 from core.labeling.items import ImportReport, Project
 from core.labeling.reports import items_frame, ratings_frame
 from core.labeling.sources import dataset_name, parse_timestamp
@@ -43,8 +43,10 @@ def format_timestamp(value: datetime | None) -> str | None:
 
 
 def review_rows(store: LabelStore, project: Project) -> list[dict[str, Any]]:
-    """Every rating of ``project`` (model raters included) in the export layout, oldest first."""
+    """Every rating of ``project`` (model raters included) in the export layout, oldest first; the
+    rating of a code an admin retired (a mistyped one) stays, marked ``reviewer_retired: true``."""
     rates = ratings_frame(store, project, include_models=True)
+    retired = retired_codes(store)
     its = {r["item_id"]: r for r in items_frame(store, project).iter_rows(named=True)}
     rows = []
     for r in rates.iter_rows(named=True):
@@ -57,13 +59,16 @@ def review_rows(store: LabelStore, project: Project) -> list[dict[str, Any]]:
             "run_id": item["run_id"] or None, "reviewer_code": r["rater"], "score": r["score"],
             "notes": r["notes"], "review_created_at": stamp, "review_updated_at": stamp,
             "metadata": json.loads(item["metadata"] or "{}"),
+            **({"reviewer_retired": True} if r["rater"] in retired else {}),
         })
     return rows
 
 
 def consensus_rows(store: LabelStore, project: Project, *, include_models: bool = False) -> list[dict[str, Any]]:
-    """One line per item with ≥ 2 raters: item fields plus its consensus and provenance."""
+    """One line per item with ≥ 2 raters: item fields plus its consensus and provenance (and
+    ``retired_raters``, the retired codes among its raters, when there are any)."""
     frame = cons.compute_consensus(store, project, include_models=include_models)
+    retired = retired_codes(store)
     its = {r["item_id"]: r for r in items_frame(store, project, frame["item_id"].to_list()).iter_rows(named=True)}
     out = []
     for r in frame.iter_rows(named=True):
@@ -76,6 +81,7 @@ def consensus_rows(store: LabelStore, project: Project, *, include_models: bool 
             "consensus": r["consensus"], "consensus_source": r["consensus_source"], "n_ratings": r["n_ratings"],
             "scores": list(r["scores"]), "raters": list(r["raters"]), "note": r["note"],
             "adjudicator": r["adjudicator"],
+            **({"retired_raters": marked} if (marked := sorted(set(r["raters"]) & retired)) else {}),
         })
     return out
 

@@ -184,3 +184,18 @@ def test_readme_lists_the_demo_rater_codes_and_roles():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for code, role in RATERS.items():
         assert f"| `{code}` | {role} |" in readme, code
+
+
+def test_retired_raters_are_marked_in_the_exports(ws):
+    from core.labeling.export import consensus_rows, review_rows
+
+    store = LabelStore(labels_url(ws.root))
+    identity.retire_rater(store, "quinn", by="boss", reason="left")
+    project = items.get_project(store, "study")
+    reviews = review_rows(store, project)
+    assert {r["reviewer_code"] for r in reviews if r.get("reviewer_retired")} == {"quinn"}
+    assert all("reviewer_retired" not in r for r in reviews if r["reviewer_code"] != "quinn")
+    assert len([r for r in reviews if r["reviewer_code"] == "quinn"]) == 3  # its ratings stay
+    lines = consensus_rows(store, project)
+    assert lines and all(line.get("retired_raters") == ["quinn"] for line in lines if "quinn" in line["raters"])
+    store.dispose()
