@@ -11,6 +11,25 @@ from tests.e2e.conftest import StreamlitServer, wait_ready
 pytestmark = pytest.mark.e2e
 
 
+def _add_chip(page, select, chips, k: str) -> None:
+    """Type one K chip; a rerun in flight can swallow the keystrokes (the input is redrawn), so
+    focus the input again and retry until the chip is there."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(4):
+        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                               timeout=60_000)
+        chips.click()
+        chips.fill(k)
+        chips.press("Enter")
+        try:
+            select.locator(f'[data-tag][aria-label="{k}"]').first.wait_for(state="attached", timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"the K chip {k} was never added")
+
+
 def test_grid_with_eight_k_fits_its_column_and_warns(chromium_browser, tmp_path):
     build_gt_workspace(tmp_path / "ws")
     server = StreamlitServer(tmp_path / "ws")
@@ -21,12 +40,7 @@ def test_grid_with_eight_k_fits_its_column_and_warns(chromium_browser, tmp_path)
         chips = page.get_by_test_id("stMultiSelect").first.locator("input")
         select = page.get_by_test_id("stMultiSelect").first
         for k in ("75", "80", "150", "all"):
-            chips.fill(k)
-            chips.press("Enter")
-            # the chip is there (a rerun in flight may drop a chip typed too early: wait for each)
-            select.locator(f'[data-tag][aria-label="{k}"]').first.wait_for(state="attached", timeout=60_000)
-            page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                                   timeout=60_000)
+            _add_chip(page, select, chips, k)
         page.keyboard.press("Escape")
         page.get_by_text("3 of 3 restaurants have fewer than K=100, 150 or 200 reviews").wait_for(timeout=90_000)
         wait_ready(page, "K=150 ·", timeout=30_000)  # the panel's trace links follow the 8 K
