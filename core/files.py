@@ -273,3 +273,21 @@ def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(obj, dict):
                 raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=n)
             yield n, obj
+
+
+def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
+    """A YAML file whose top level is a mapping; every failure is a DataError naming the file (and
+    the line of a syntax error)."""
+    import yaml
+
+    from core.errors import DataError
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise DataError(f"not valid YAML: {exc}", path=path, line=None if line is None else line + 1) from None
+    if not isinstance(data, dict):
+        raise DataError("expected a mapping at the top level", path=path)
+    return data

@@ -26,9 +26,8 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from core.errors import DataError, UnknownNameError
+from core.files import read_yaml_mapping
 from core.registry import Registry
 
 if TYPE_CHECKING:
@@ -222,13 +221,7 @@ def _str_list(raw: dict[str, Any], key: str, path: Path, *, required: bool = Tru
 def load_task_file(path: str | Path) -> Task:
     """Parse and validate one task YAML file; DataError names the file and the field."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise DataError(f"not valid YAML: {exc}", path=path, line=None if line is None else line + 1) from exc
-    if not isinstance(raw, dict):
-        raise DataError("expected a mapping at the top level", path=path)
+    raw = read_yaml_mapping(path)
     task_id = _require(raw, "task_id", str, path)
     try:
         check_task_id(task_id)

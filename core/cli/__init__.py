@@ -44,6 +44,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def json_flag(p: argparse.ArgumentParser) -> None:
+    """Also accept ``--json`` after a subcommand (the global flag comes before it)."""
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+
+
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
     """Print ``payload`` as JSON with ``--json``, else ``text`` (or a compact rendering)."""
     if getattr(args, "json", False):

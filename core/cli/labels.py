@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli import emit
+from core.cli import emit, json_flag
 from core.errors import DataError, WorkbenchError
 from core.labeling import consensus as cons
 from core.labeling import items as labeling_items
@@ -27,11 +27,6 @@ from core.labeling.reports import project_summary, ratings_frame
 from core.labeling.store import ROLES, LabelStore, open_store
 from core.progress import cli_progress
 from core.workspace import check_name
-
-
-def _json_flag(p: argparse.ArgumentParser) -> None:
-    # Also accept --json after the subcommand (the global flag comes before it).
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def _project_arg(p: argparse.ArgumentParser) -> None:
@@ -79,14 +74,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("status", help="items, coverage and raters' progress")
     _project_arg(p)
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_status)
 
     for name, func, text in (("agreement", cmd_agreement, "inter-rater agreement (SPEC §6.4)"),
                              ("consensus", cmd_consensus, "consensus per item (SPEC §6.3)")):
         p = sub.add_parser(name, help=text)
         _project_arg(p)
-        _json_flag(p)
+        json_flag(p)
         p.add_argument("--include-models", action="store_true", help="include model raters (llm:…)")
         if name == "agreement":
             p.add_argument("--bins", type=float, default=None, help="bin threshold (default 0.33)")

@@ -13,12 +13,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from core.cli import emit
+from core.cli import emit, json_flag
 from core.progress import cli_progress
-
-
-def _json_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -34,20 +30,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--test-size", type=float, default=0.25, help="share of prompts held out (default 0.25)")
     p.add_argument("--cv", type=int, default=5, help="grouped cross-validation folds (default 5)")
     p.add_argument("--include-model-raters", action="store_true", help="LLM raters (llm:…) count in the consensus")
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("apply", help="score a run.jsonl and write run_scored.jsonl")
     p.add_argument("model_dir", metavar="MODEL_DIR")
     p.add_argument("run", metavar="RUN.jsonl")
     p.add_argument("--out", required=True, metavar="run_scored.jsonl")
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_apply)
 
     p = sub.add_parser("evaluate", help="a scorer against a project's consensus (items it was not trained on)")
     p.add_argument("model_dir", metavar="MODEL_DIR")
     p.add_argument("--project", required=True)
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_evaluate)
 
 

@@ -15,12 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from core.cli import emit
+from core.cli import emit, json_flag
 from core.progress import cli_progress
-
-
-def _json_flag(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,13 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--templates", metavar="FILE", help="templates JSONL (default: the shipped rent templates)")
     p.add_argument("--factors", metavar="FILE", help="factor levels JSON (default: the shipped levels)")
     p.add_argument("--template", action="append", metavar="ID", help="keep only this template (repeatable)")
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_grid)
 
     p = sub.add_parser("import", help="import a scenario seed, a run.jsonl or a run_scored.jsonl into a study")
     p.add_argument("path")
     p.add_argument("--study", required=True)
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_import)
 
     p = sub.add_parser("collect", help="run the study's grid against models, writing run.jsonl (resumable)")
@@ -50,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, default=1)
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--max-tokens", type=int)
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("audit", help="push a blinded, stratified sample of a scored run to a labeling project")
@@ -59,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--n", type=int, default=100, help="responses to sample (default 100)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--target", type=int, default=3, help="raters per item (default 3)")
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("analyze", help="scores by model and perspective, uplifts, model vs human")
@@ -67,11 +63,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--project", help="audit project: adds model vs human on the audited items")
     p.add_argument("--bins", type=float, help="stance bin threshold (default 0.33)")
     p.add_argument("--top", type=int, default=10, help="disagreements to list")
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_analyze)
 
     p = sub.add_parser("list", help="studies with their grids and runs")
-    _json_flag(p)
+    json_flag(p)
     p.set_defaults(func=cmd_list)
 
 

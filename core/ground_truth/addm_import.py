@@ -21,7 +21,7 @@ from typing import Any
 import yaml
 
 from core.errors import DataError
-from core.files import write_text_atomic
+from core.files import read_yaml_mapping, write_text_atomic
 from core.workspace import Workspace
 
 RELEVANCE_FIELD = "is_relevant"
@@ -68,7 +68,7 @@ class Terms:
             path = self.folder / ("_shared.yaml" if name == "shared" else f"{name}.yaml")
             if not path.exists():
                 raise DataError(f"term library {name!r} not found in {self.folder}", path=src, field=where)
-            self._cache[name] = _read_yaml(path)
+            self._cache[name] = read_yaml_mapping(path)
         return self._cache[name]
 
     def resolve(self, ref: str, where: str, src: Path) -> tuple[str, dict[str, Any], bool]:
@@ -80,17 +80,6 @@ class Terms:
         if not isinstance(term, dict) or not isinstance(term.get("values"), list):
             raise DataError(f"term {term_id!r} not found in library {lib!r}", path=src, field=where)
         return term_id.lower(), term, lib != "shared"
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise DataError(f"not valid YAML: {exc}", path=path, line=None if line is None else line + 1) from None
-    if not isinstance(data, dict):
-        raise DataError("expected a mapping at the top level", path=path)
-    return data
 
 
 def _unknown(keys: Iterable[str], allowed: set[str], src: Path, where: str) -> None:
@@ -372,7 +361,7 @@ class _Builder:
 def convert_policy(path: str | Path, terms: Terms) -> Imported:
     """Convert one ADDM policy file (DataError naming the file and YAML path when it cannot be expressed)."""
     path = Path(path)
-    return _Builder(_read_yaml(path), path, terms).build()
+    return _Builder(read_yaml_mapping(path), path, terms).build()
 
 
 def _policy_files(paths: Iterable[str | Path]) -> list[Path]:

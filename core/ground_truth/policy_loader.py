@@ -12,9 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from core.errors import DataError, UnknownNameError
+from core.files import read_yaml_mapping
 from core.ground_truth.formulas import VERDICTS
 from core.ground_truth.policies import (
     ByK,
@@ -38,12 +37,8 @@ WORKSPACE_POLICIES = "policies"
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise DataError(f"not valid YAML: {exc}", path=path, line=None if line is None else line + 1) from None
-    if not isinstance(data, dict) or "policy_id" not in data:
+    data = read_yaml_mapping(path)
+    if "policy_id" not in data:
         raise DataError("a policy file must be a mapping with policy_id", path=path)
     return data
 
