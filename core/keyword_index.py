@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +44,7 @@ from core.workspace import Workspace
 INDEX_FILE = "keyword_index.parquet"
 STATS_FILE = "stats.json"
 KEY_COLUMNS = ("dataset", "business_id", "review_id", "idx", "text_hash")
+SLICE_ROWS = 50_000  # rows per parallel keyword search, at least
 _HASH_DIGEST = type(hashlib.sha256()).digest
 # Non-ASCII characters whose lower-case form holds an ASCII letter (İ -> "i̇", Kelvin sign -> "k").
 SPECIAL_LOWER = ("\u0130", "\u212a")
@@ -87,6 +89,23 @@ def text_hash(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def _extract_many(text: pl.Series, patterns: Sequence[str], *, ascii_case_insensitive: bool) -> pl.Series:
+    """``str.extract_many`` (overlapping) over slices of ``text`` in parallel threads (polars
+    releases the GIL; one slice per core, at least :data:`SLICE_ROWS` rows each)."""
+    n = len(text)
+    parts = max(1, min(os.cpu_count() or 1, n // SLICE_ROWS))
+
+    def search(bounds: tuple[int, int]) -> pl.Series:
+        part = text.slice(bounds[0], bounds[1] - bounds[0])
+        return part.str.extract_many(list(patterns), ascii_case_insensitive=ascii_case_insensitive, overlapping=True)
+
+    if parts == 1:
+        return search((0, n))
+    edges = [n * i // parts for i in range(parts + 1)]
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        return pl.concat(list(pool.map(search, zip(edges[:-1], edges[1:], strict=True))), rechunk=False)
+
+
 def _hits(found: pl.Series, rows: pl.Series | None = None) -> pl.DataFrame:
     """(row, found) pairs of an ``extract_many`` result; ``rows``: its row numbers (default 0, 1, …)."""
     frame = pl.DataFrame({"found": found})
@@ -96,7 +115,7 @@ def _hits(found: pl.Series, rows: pl.Series | None = None) -> pl.DataFrame:
 
 def _lowered_hits(text: pl.Series, keywords: Sequence[str], rows: pl.Series | None = None) -> pl.DataFrame:
     """The rule itself: the keywords found in the lower-cased texts (one case-sensitive pass)."""
-    return _hits(text.str.to_lowercase().str.extract_many(list(keywords), overlapping=True), rows)
+    return _hits(_extract_many(text.str.to_lowercase(), keywords, ascii_case_insensitive=False), rows)
 
 
 def keyword_hits(text: pl.Series, keywords: Sequence[str]) -> pl.DataFrame:
@@ -118,7 +137,7 @@ def keyword_hits(text: pl.Series, keywords: Sequence[str]) -> pl.DataFrame:
         hits = pl.DataFrame(schema={"row": pl.UInt32, "found": pl.String})
     elif all(kw.isascii() for kw in searched):
         patterns = [kw for kw in searched if kw == kw.lower()]
-        raw = _hits(text.str.extract_many([*patterns, *SPECIAL_LOWER], ascii_case_insensitive=True, overlapping=True))
+        raw = _hits(_extract_many(text, [*patterns, *SPECIAL_LOWER], ascii_case_insensitive=True))
         special = raw.filter(pl.col("found").is_in(SPECIAL_LOWER))["row"].unique()
         hits = raw.filter(~pl.col("row").is_in(special.implode())).with_columns(pl.col("found").str.to_lowercase())
         if special.len():
