@@ -78,8 +78,9 @@ def _running(ws: Workspace, job: dict[str, Any]) -> None:
     p = job.get("progress") or {}
     done, total = int(p.get("done") or 0), int(p.get("total") or 0)
     state = "cancelling (storing the answers in flight)" if job["status"] == "cancelling" else job["status"]
-    text = safe("Judging job {label}: {state} — {done}/{total} {message}", label=job.get("label") or "", state=state,
-                done=f"{done:,}", total=f"{total:,}", message=p.get("message") or "")
+    message = str(p.get("message") or "").removeprefix("judging: ")
+    text = safe("Judging job {label}: {state} — {done}/{total} reviews{sep}{message}", label=job.get("label") or "",
+                state=state, done=f"{done:,}", total=f"{total:,}", sep=" · " if message else "", message=message)
     left, right = st.columns([5, 1], vertical_alignment="center")
     left.progress(min(1.0, done / total) if total else 0.0, text=text)
     left.caption("Runs in its own process: you may close this tab; any session shows its progress here.")
@@ -98,7 +99,7 @@ def _outcome(ws: Workspace, job: dict[str, Any]) -> None:
                         "already judged) in {seconds} s{index} · job finished {when} UTC",
                         judge=result.get("judge", ""), judged=f"{result.get('judged', 0):,}",
                         errors=result.get("parse_errors", 0), failures=result.get("failures", 0),
-                        skipped=f"{result.get('skipped_already_judged', 0):,}", seconds=result.get("seconds", 0),
+                        skipped=f"{result.get('skipped_already_judged', 0):,}", seconds=f"{float(result.get('seconds') or 0):.1f}",
                         index=" · keyword index built" if result.get("index_built") else "", when=when))
         return
     if job["status"] == "failed":
