@@ -8,6 +8,8 @@ cancelled and resumed job asked no review twice.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import time
 
 import pytest
@@ -128,3 +130,22 @@ def test_cli_lists_shows_cancels_and_resumes_jobs_of_both_kinds(workspace, slow_
     assert not slow_llm.repeated_keys()
     assert main(["--workspace", root, "jobs", "resume", job_id]) == 1
     assert "nothing to resume" in capsys.readouterr().err
+
+
+def test_killed_judge_worker_reads_as_interrupted_and_its_resume_asks_only_what_was_not_stored(workspace, slow_llm):
+    build_judging_dataset(workspace, "d", restaurants=8)  # 48 keyword-matched reviews
+    record = start_job(workspace, JOB_KIND, {"dataset": "d", "task": "G1a", "use_openai": True})
+    running = _wait_judged(workspace, record["job_id"], 4)
+    os.kill(running["pid"], signal.SIGKILL)  # no clean-up at all: the calls in flight are lost
+    interrupted = _wait(workspace, record["job_id"], ("interrupted",))
+    stored = len(judged_keys(workspace, "d", "G1a", "gpt-4o-mini"))
+    assert 4 <= stored < 48 and interrupted["progress"]["done"] <= stored  # every answer received was stored
+    asked_before = sum(slow_llm.requests_by_key.values())
+    resume_job(workspace, record["job_id"])
+    done = _wait(workspace, record["job_id"], ("finished", "failed"))
+    assert done["status"] == "finished", done.get("error")
+    assert done["result"]["skipped_already_judged"] == stored and done["result"]["judged"] == 48 - stored
+    # the resume asked exactly the reviews without a stored judgment: no finished call again (the calls
+    # in flight at the kill, answered or not, were never stored, so they are asked again)
+    assert sum(slow_llm.requests_by_key.values()) - asked_before == 48 - stored
+    assert len(judged_keys(workspace, "d", "G1a", "gpt-4o-mini")) == 48
