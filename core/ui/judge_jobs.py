@@ -83,7 +83,8 @@ def _running(ws: Workspace, job: dict[str, Any]) -> None:
                 state=state, done=f"{done:,}", total=f"{total:,}", sep=" · " if message else "", message=message)
     left, right = st.columns([5, 1], vertical_alignment="center")
     left.progress(min(1.0, done / total) if total else 0.0, text=text)
-    left.caption("Runs in its own process: you may close this tab; any session shows its progress here.")
+    left.caption("Runs in its own process: you may close this tab; any session shows its progress here. The "
+                 "counts above are as of the page load and refresh when the job ends.")
     refusal = _refusal(ws, job)
     if right.button("Cancel", key="gt.job.cancel", disabled=job["status"] == "cancelling" or bool(refusal),
                     help=refusal or "Stop sending reviews; the answers in flight are stored. Resume continues."):

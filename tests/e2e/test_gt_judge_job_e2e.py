@@ -33,7 +33,7 @@ def test_judging_survives_closing_the_tab(chromium_browser, small_demo, tmp_path
     SHOTS.mkdir(parents=True, exist_ok=True)
     ws = Workspace(root)
     with LLMServer(heuristic_responder) as llm:
-        llm.delay_all = 0.1  # 446 matched reviews, 4 at a time: about 12 s
+        llm.delay_all = 0.25  # 446 matched reviews, 4 at a time: about 30 s, time to reopen the page mid-run
         server = StreamlitServer(root, extra_env={"OPENAI_BASE_URL": llm.base_url, "OPENAI_API_KEY": "test-key",
                                                   "WORKBENCH_JUDGE_MODEL": "gpt-4o-mini"})
         try:
@@ -63,6 +63,7 @@ def test_judging_survives_closing_the_tab(chromium_browser, small_demo, tmp_path
             running = page.get_by_text(re.compile(r"Judging job demo/G1a · OpenAI-compatible judge: running — [1-9][\d,]*/446 reviews"))
             running.first.wait_for(timeout=30_000)
             page.screenshot(path=str(SHOTS / "gt_judge_job_running.png"), full_page=True)
+            assert list_jobs(ws, JOB_KIND)[0]["status"] == "running"  # the screenshot shows the job mid-run
             page.get_by_text(re.compile(r"gpt-4o-mini: judged [\d,]+ reviews")).first.wait_for(timeout=120_000)
             wait_ready(page, "job finished")
             page.screenshot(path=str(SHOTS / "gt_judge_job_finished.png"), full_page=True)
