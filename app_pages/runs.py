@@ -14,7 +14,7 @@ K_K, K_N, K_CONC, K_ACTIVE = "runs.k", "runs.n", "runs.concurrency", "runs.activ
 
 ws = ui.current_workspace()
 dataset = ui.current_dataset(ws)
-st.title("Runs")
+ui.page_header("Runs")
 st.caption("Run a method over the first K reviews of each restaurant. A run is a background job: it keeps "
            "going when you close this tab, and any session sees its progress.")
 if not dataset:
