@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import overview, ui
+from core.ui import home
 from core.ui.text import show
 
 ws = ui.current_workspace()
@@ -23,6 +24,8 @@ summary = overview.workspace_overview(ws, ui.database(ws))
 metrics = st.columns(len(summary.headline) + 3)
 for col, (label, value) in zip(metrics, summary.headline.items(), strict=False):
     col.metric(label, value)
+
+home.show_problems(ws)  # unreadable files, with the reason
 
 st.subheader("Pages")
 cols = st.columns(len(ui.PAGES))

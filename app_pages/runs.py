@@ -119,7 +119,7 @@ if table.is_empty():
     st.caption("No runs yet.")
 else:
     st.dataframe(table, hide_index=True, placeholder="—", width="stretch", column_config={
-        "run_id": st.column_config.TextColumn("Run", width="large"),
+        "run_id": st.column_config.TextColumn("Run", width="medium"),
         "status": "Status", "method": "Method", "model": "Model", "policy": "Policy", "k": "K",
         "done": "Samples", "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
