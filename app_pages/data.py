@@ -51,7 +51,7 @@ def _reset_review_page() -> None:
     st.session_state[K_VPAGE] = 0
 
 
-list_col, detail_col = st.columns([5, 6], gap="large")
+list_col, detail_col = st.columns([1, 1], gap="medium")
 
 with list_col:
     show(st.subheader, "Restaurants of {d}", d=dataset)

@@ -70,8 +70,8 @@ def restaurant_table(rows: pl.DataFrame, selected: str | None, selected_name: st
     st.dataframe(
         rows.select("name", "stars", "n_reviews", "city"),  # categories: in the header and the filter
         key=K_TABLE, on_select=partial(_clicked, ids), selection_mode="single-row", hide_index=True,
-        width="stretch", height=420, placeholder="—",
-        column_config={"name": st.column_config.TextColumn("restaurant", pinned=True),
+        width="stretch", height=min(420, 38 + 35 * max(rows.height, 1)), placeholder="—",
+        column_config={"name": st.column_config.TextColumn("restaurant", pinned=True, width=175),
                        "stars": st.column_config.NumberColumn(format="%.1f ★", width="small"),
                        "n_reviews": st.column_config.NumberColumn("reviews", width="small"),
                        "city": st.column_config.TextColumn(width="medium")},
@@ -107,7 +107,7 @@ def review_card(review: dict[str, Any], *, dataset: str, business_id: str, searc
     """One review: its facts, the GT judge's judgment badges, the text (marked, collapsed when long)
     and a link to the trace of the restaurant at the first K that counts this review."""
     with st.container(border=True):
-        top, link = st.columns([5, 1], vertical_alignment="center")
+        top, link = st.columns([3, 1], vertical_alignment="center")
         top.caption(safe("idx {i} · {d} · {s} · useful {u} · review {r}", i=review["idx"], d=str(review["date"])[:10],
                          s=stars_text(review["stars"]), u=review["useful"], r=review["review_id"]))
         for j in judged:
