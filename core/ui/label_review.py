@@ -19,12 +19,28 @@ from core.workspace import Workspace
 
 K_ITEM, K_BINS, K_BOOT, K_PAIR = "label_review.item", "label_review.bins", "label_review.boot", "label_review.pair"
 K_FLASH, K_QUEUE = "label_review.flash", "label_review.queue"
-_R = st.column_config.NumberColumn
-PAIR_COLUMNS: dict[str, Any] = {"rater_a": "rater A", "rater_b": "rater B", "n": "shared items",
-                "pearson": _R("Pearson r", format="%.3f"), "pearson_lo": _R("r 95% CI low", format="%.3f"),
-                "pearson_hi": _R("r 95% CI high", format="%.3f"), "spearman": _R("Spearman ρ", format="%.3f"),
-                "spearman_lo": _R("ρ 95% CI low", format="%.3f"), "spearman_hi": _R("ρ 95% CI high", format="%.3f"),
-                "mean_abs_diff": _R("mean |difference|", format="%.3f")}
+PAIR_COLUMNS: dict[str, Any] = {
+    "rater_a": "rater A", "rater_b": "rater B", "n": st.column_config.NumberColumn("shared items", width="small"),
+    "pearson": "Pearson r [95% CI]", "spearman": "Spearman ρ [95% CI]",
+    "mean_abs_diff": st.column_config.NumberColumn("mean |difference|", format="%.3f")}
+
+
+def with_ci(value: float | None, lo: float | None, hi: float | None) -> str:
+    """A statistic with its interval in one cell.
+
+    >>> with_ci(0.9451, 0.8449, 0.981), with_ci(float("nan"), None, None)
+    ('0.945 [0.845, 0.981]', 'n/a')
+    """
+    return "n/a" if value is None or not math.isfinite(value) else f"{num(value)} [{num(lo)}, {num(hi)}]"
+
+
+def pairs_table(pairs: pl.DataFrame, retired: Collection[str]) -> pl.DataFrame:
+    """Rater pairs as shown: codes marked, each correlation with its CI in one column."""
+    rows = [{**r, "pearson": with_ci(r["pearson"], r["pearson_lo"], r["pearson_hi"]),
+             "spearman": with_ci(r["spearman"], r["spearman_lo"], r["spearman_hi"])} for r in pairs.to_dicts()]
+    frame = pl.DataFrame(rows, schema={"rater_a": pl.String, "rater_b": pl.String, "n": pl.Int64,
+                                       "pearson": pl.String, "spearman": pl.String, "mean_abs_diff": pl.Float64})
+    return mark_retired(frame, ["rater_a", "rater_b"], retired)
 SECTIONS = ("Coverage", "Disagreements", "Agreement", "Export", "Raters")
 STATUS = {consensus.NEEDS_DISCUSSION: "needs discussion", "adjudicated": "adjudicated", "calculated": "agreed"}
 
@@ -236,8 +252,7 @@ def show_agreement(c: Context) -> None:
     if pairs.is_empty():
         st.info("No two raters share at least 3 items yet.")
     else:
-        st.dataframe(mark_retired(pairs, ["rater_a", "rater_b"], retired), hide_index=True, width="stretch",
-                     column_config=PAIR_COLUMNS)
+        st.dataframe(pairs_table(pairs, retired), hide_index=True, width="stretch", column_config=PAIR_COLUMNS)
         labels = [f"{marked(r['rater_a'], retired)} ~ {marked(r['rater_b'], retired)}" for r in rep["pairwise"]]
         if st.session_state.get(K_PAIR) not in labels:
             st.session_state[K_PAIR] = labels[0]
@@ -260,9 +275,10 @@ def show_agreement(c: Context) -> None:
             st.info("No repeat audits yet: raters get them once they have rated everything they can.")
         else:
             st.dataframe(mark_retired(retest, ["rater"], retired), hide_index=True, width="stretch", column_config={
-                "n_pairs": "repeat pairs", "mean_abs_diff": st.column_config.NumberColumn("mean |difference|", format="%.3f"),
-                "pearson": st.column_config.NumberColumn("Pearson r", format="%.3f"),
-                "same_bin": st.column_config.NumberColumn("same bin", format="%.3f")})
+                "n_pairs": st.column_config.NumberColumn("pairs", width="small"),
+                "mean_abs_diff": st.column_config.NumberColumn("mean |diff.|", format="%.3f", width="small"),
+                "pearson": st.column_config.NumberColumn("Pearson r", format="%.3f", width="small"),
+                "same_bin": st.column_config.NumberColumn("same bin", format="%.3f", width="small")})
 
 
 def show_export(c: Context) -> None:

@@ -5,6 +5,7 @@ per-rater bias and test–retest."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -86,6 +87,7 @@ def test_agreement_tables_mark_the_retired_code(app_factory, ws):
     pairs = table_with(at, "rater_a")
     listed = set(pairs["rater_a"]) | set(pairs["rater_b"])
     assert "quinn (retired)" in listed and "quinn" not in listed and {"zed", "lead"} <= listed
+    assert all(re.fullmatch(r"-?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]|n/a", v) for v in pairs["pearson"])
     retest = table_with(at, "n_pairs")
     assert list(retest["rater"]) == ["quinn (retired)", "(all)"]
     picker = at.selectbox(key="label_review.pair")
