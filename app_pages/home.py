@@ -28,8 +28,9 @@ for col, (label, value) in zip(metrics, summary.headline.items(), strict=False):
 home.show_problems(ws)  # unreadable files, with the reason
 
 st.subheader("Pages")
-cols = st.columns(len(ui.PAGES))
-for col, spec in zip(cols, ui.PAGES, strict=True):
+PER_ROW = 5  # ten pages in one row squeeze each card to a letter
+cols = [col for start in range(0, len(ui.PAGES), PER_ROW) for col in st.columns(PER_ROW)]
+for col, spec in zip(cols, ui.PAGES, strict=False):
     with col.container(border=True, height="stretch"):
         st.page_link(spec.path, label=spec.title, icon=spec.icon)
         st.caption(spec.description)

@@ -288,7 +288,8 @@ def parse_json_text(text: str, *, path: str | Path | None = None, line: int | No
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path,
+        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at" names its own place
+        raise DataError(f"not valid JSON ({exc.msg}{at} column {exc.colno})", path=path,
                         line=exc.lineno if line is None else line) from None
     except RecursionError:
         raise DataError("JSON nested too deeply", path=path, line=line) from None

@@ -42,11 +42,13 @@ def _relative(ws: Workspace, path: Path) -> str:
 
 
 def _reason(exc: DataError, ws: Workspace) -> str:
-    """The error's message without the absolute path (the table names the file)."""
-    text = str(exc)
-    if exc.path:
-        text = text.replace(exc.path, _relative(ws, Path(exc.path)), 1)
-    return text
+    """The error without the file (the table names it): "line 42: not valid JSON (…)".
+
+    >>> _reason(DataError("not valid JSON", path="/w/x.jsonl", line=42), Workspace(Path("/w")))
+    'line 42: not valid JSON'
+    """
+    where = ([f"line {exc.line}"] if exc.line is not None else []) + ([f"field {exc.field!r}"] if exc.field else [])
+    return ": ".join([*where, exc.message])
 
 
 def _log_files(ws: Workspace) -> list[Path]:
@@ -133,7 +135,7 @@ def workspace_problems(ws: Workspace) -> list[Problem]:
     """Every unreadable file of ``ws`` (GT files, run and job records, logs), errors first."""
     if not ws.root.is_dir():
         return []
-    problems = [Problem(path, reason.replace(f"{ws.root}/", "")) for path, reason in scan_gt_files(ws)[1]]
+    problems = [Problem(path, _reason(exc, ws)) for path, exc in scan_gt_files(ws)[1]]
     problems += variant_problems(ws) + record_problems(ws) + log_problems(ws)
     return sorted(problems, key=lambda p: (p.severity != "error", str(p.path)))
 

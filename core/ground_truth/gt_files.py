@@ -277,11 +277,11 @@ def _entry(ws: Workspace, path: Path, payload: dict[str, Any], layout: str, meta
     }
 
 
-def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path, str]]]:
+def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path, DataError]]]:
     """Every readable GT file of the workspace (sorted by name) and every unreadable one with the
     reason (a broken file is reported, never skipped in silence: Home lists them)."""
     out: list[dict[str, Any]] = []
-    broken: list[tuple[Path, str]] = []
+    broken: list[tuple[Path, DataError]] = []
     if not ws.gt_dir.exists():
         return out, broken
     for path in sorted(ws.gt_dir.rglob("*.json")):
@@ -292,13 +292,13 @@ def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path,
         try:
             payload, layout = read_gt_file(path, ws)
         except DataError as exc:
-            broken.append((path, str(exc)))
+            broken.append((path, exc))
             continue
         meta_path = path.with_name(path.name + META_SUFFIX)
         try:
             meta = read_json(meta_path) if meta_path.exists() else None
         except DataError as exc:
-            broken.append((meta_path, str(exc)))
+            broken.append((meta_path, exc))
             meta = None
         out.append(_entry(ws, path, payload, layout, meta if isinstance(meta, dict) else None))
     return out, broken

@@ -37,7 +37,4 @@ def show_problems(ws: Workspace) -> None:
     else:
         st.info("A log's last line was torn by a killed writer: it is dropped when the log is read.",
                 icon=":material/info:")
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={"file": st.column_config.TextColumn(width="medium"),
-                                "problem": st.column_config.TextColumn(width="large"),
-                                "kind": st.column_config.TextColumn(width="small")})
+    st.dataframe(table, hide_index=True, width="stretch")

@@ -91,10 +91,10 @@ def test_broken_workspace_files_are_listed_with_the_reason(ws):
     (ws.root / "jobs" / "j1.json").write_text("[]")
 
     table = {row["file"]: row for row in health.problems_table(ws, health.workspace_problems(ws))}
-    assert table["gt/d/G1a/bad.json"]["problem"].startswith("gt/d/G1a/bad.json:1: not valid JSON")
+    assert table["gt/d/G1a/bad.json"]["problem"].startswith("line 1: not valid JSON")
     assert "not a GT file" in table["gt/d/G1a/odd.json"]["problem"]
-    assert table["runs/r1/results.json"]["problem"].startswith("runs/r1/results.json:1: not valid JSON")
-    assert table["judgments/d/G1a/judge.jsonl"]["problem"].startswith("judgments/d/G1a/judge.jsonl:2: not valid JSON")
+    assert table["runs/r1/results.json"]["problem"].startswith("line 1: not valid JSON")
+    assert table["judgments/d/G1a/judge.jsonl"]["problem"].startswith("line 2: not valid JSON")
     assert table["jobs/j1.json"]["problem"] == "expected a JSON object, got list"
     torn = table["judgments/d/G1a/other.jsonl"]
     assert torn["kind"] == "note" and "1 line dropped" in torn["problem"]
@@ -141,3 +141,10 @@ def test_debug_shows_the_traceback(tmp_path, capsys):
                           timeout=120)
     assert done.returncode != 0
     assert "Traceback (most recent call last)" in done.stderr and "nope.jsonl" in done.stderr
+
+
+def test_json_error_wording_has_no_doubled_word(tmp_path):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"i": 0}\n{"t": "abc\n{"i": 2}\n')
+    with pytest.raises(DataError, match=r"log\.jsonl:2: not valid JSON \(Unterminated string starting at column 7\)"):
+        read_jsonl_log(log)
