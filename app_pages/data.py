@@ -34,6 +34,7 @@ except WorkbenchError as exc:
 
 if st.query_params.get("business_id") not in (None, st.session_state.get(K_SELECTED)):  # a link picks its restaurant
     data_page.select_restaurant(st.query_params["business_id"])
+    st.session_state[data_page.K_SHOW_PAGE] = True
 for key, default in ((K_RPAGE, 0), (K_VPAGE, 0)):
     st.session_state.setdefault(key, default)
 
@@ -63,6 +64,8 @@ with list_col:
               help="The full range also lists restaurants without stars.")
     lo, hi = st.session_state[K_STARS]
     rfilter = browse.RestaurantFilter(st.session_state[K_NAME], st.session_state[K_CAT], lo, hi)
+    if st.session_state.pop(data_page.K_SHOW_PAGE, False):  # chosen by a link: open the list at its page
+        data_page.open_page_of(db, dataset, rfilter, K_RPAGE, RESTAURANT_PAGE_SIZE)
     rpage = browse.list_restaurants(db, dataset, rfilter, page=st.session_state[K_RPAGE],
                                     page_size=RESTAURANT_PAGE_SIZE)
     selected = st.session_state.get(K_SELECTED)

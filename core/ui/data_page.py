@@ -14,6 +14,7 @@ import polars as pl
 import streamlit as st
 
 from core import browse, gt_views
+from core.db import Database
 from core.review_text import REVIEW_CSS, review_html
 from core.tasks import task_ids
 from core.ui.text import safe, show
@@ -21,6 +22,7 @@ from core.workspace import Workspace
 
 TRACE_KS = (25, 50, 100, 200)
 K_SELECTED, K_TABLE, K_VPAGE = "data.business_id", "data.restaurant_table", "data.review_page"
+K_SHOW_PAGE = "data.show_selected_page"  # set when a link picks the restaurant: the list opens at its page
 JUDGMENT_BADGE = {"severe": "red", "moderate": "orange", "mild": "blue", "positive": "blue", "negative": "orange"}
 
 
@@ -43,6 +45,14 @@ def select_restaurant(business_id: str) -> None:
         st.session_state[K_VPAGE] = 0
     st.session_state[K_SELECTED] = business_id
     st.query_params["business_id"] = business_id
+
+
+def open_page_of(db: Database, dataset: str, rfilter: browse.RestaurantFilter, page_key: str, page_size: int) -> None:
+    """Turn the restaurant list to the page holding the selected restaurant (if the filter lists it)."""
+    selected = st.session_state.get(K_SELECTED)
+    position = browse.restaurant_position(db, dataset, rfilter, selected) if selected else None
+    if position is not None:
+        st.session_state[page_key] = position // page_size
 
 
 def _clicked(ids: list[str]) -> None:

@@ -99,3 +99,47 @@ def test_rehead_pages_draw_the_frame_css(app_factory, small_demo, path):
     assert not at.exception, at.exception
     assert any(FRAME_CSS in h.proto.body for h in at.get("html")), path
     assert len(at.title) == 1
+
+
+@pytest.fixture()
+def sixty_root(tmp_path):
+    """60 restaurants (two pages of the list), one review each."""
+    import polars as pl
+
+    from core.datasets import write_dataset
+    from core.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws").ensure("sixty")
+    restaurants = [{"business_id": f"b{i:02d}", "name": f"Place {i:02d}", "categories": "Diners", "city": "Reno",
+                    "state": "NV", "stars": 4.0, "review_count": 1} for i in range(60)]
+    reviews = [{"business_id": f"b{i:02d}", "review_id": f"r{i:02d}", "idx": 0, "date": "2024-01-01 10:00:00",
+                "stars": 4.0, "useful": 0, "text": "Fine."} for i in range(60)]
+    source = ws.root / "src.json"
+    source.write_text(json.dumps({"restaurants": restaurants, "reviews": reviews}))
+    write_dataset(ws, "sixty", pl.DataFrame(restaurants), pl.DataFrame(reviews), sources=[source], layout="test")
+    return ws.root
+
+
+def test_a_link_opens_the_list_at_the_linked_restaurants_page(app_factory, sixty_root):
+    at = app_factory(sixty_root).run()
+    at.query_params["business_id"] = "b55"
+    at.switch_page(DATA).run()
+    assert not at.exception, at.exception
+    names = list(at.dataframe[0].value["name"])
+    assert names[0] == "Place 50" and ticked(at) == [5]  # page 2 of the list, row 6
+    assert plain(at.subheader[1].value) == "Place 55"
+    at.button(key="data.restaurant_page.prev").click().run()  # paging away keeps the selection, unticked here
+    assert list(at.dataframe[0].value["name"])[0] == "Place 00" and ticked(at) == []
+    assert any("not on this page of the list" in c.value for c in at.caption)
+
+
+def test_restaurant_position_follows_the_filter(sixty_root):
+    from core import browse
+    from core.db import Database
+
+    db = Database(sixty_root)
+    everything = browse.RestaurantFilter("", "", 0.0, 5.0)
+    assert browse.restaurant_position(db, "sixty", everything, "b55") == 55
+    assert browse.restaurant_position(db, "sixty", browse.RestaurantFilter("place 5", "", 0.0, 5.0), "b55") == 5
+    assert browse.restaurant_position(db, "sixty", browse.RestaurantFilter("", "", 4.5, 5.0), "b55") is None
+    assert browse.restaurant_position(db, "sixty", everything, "nope") is None
