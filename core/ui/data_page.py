@@ -88,6 +88,9 @@ def restaurant_table(rows: pl.DataFrame, selected: str | None, selected_name: st
     )
     if selected and selected not in ids:
         show(st.caption, "Shown on the right: {name}, which is not on this page of the list.", name=selected_name)
+    elif want and want[0] >= 10:  # below the table's first screen: say where the tick is
+        show(st.caption, "Selected: {name}, row {row} of this page (scroll the table to see its tick).",
+             name=selected_name, row=want[0] + 1)
 
 
 def stars_text(stars: Any) -> str:

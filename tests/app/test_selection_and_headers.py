@@ -143,3 +143,11 @@ def test_restaurant_position_follows_the_filter(sixty_root):
     assert browse.restaurant_position(db, "sixty", browse.RestaurantFilter("place 5", "", 0.0, 5.0), "b55") == 5
     assert browse.restaurant_position(db, "sixty", browse.RestaurantFilter("", "", 4.5, 5.0), "b55") is None
     assert browse.restaurant_position(db, "sixty", everything, "nope") is None
+
+
+def test_a_tick_below_the_first_screen_is_named(app_factory, sixty_root):
+    at = app_factory(sixty_root).run()
+    at.query_params["business_id"] = "b15"
+    at.switch_page(DATA).run()
+    assert ticked(at) == [15]
+    assert any("Selected: Place 15, row 16 of this page" in c.value for c in at.caption)
