@@ -25,6 +25,8 @@ def ticked_rows(page, n_rows: int) -> list[int]:
     out = []
     for i in range(n_rows):
         y = HEADER + ROW * i + ROW // 2
+        if y + 5 >= image.height:  # the table is only as tall as its rows
+            break
         box = [image.getpixel((x, yy)) for x in range(10, 22) for yy in range(y - 4, y + 5)]
         if sum(1 for r, g, b in box if b > 170 and r < 120) > 20:
             out.append(i)
