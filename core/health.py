@@ -18,9 +18,10 @@ from core.ground_truth.gt_files import scan_gt_files
 from core.variants import load_variant, variants_dir
 from core.workspace import Workspace
 
-# Append-only JSONL logs live under these folders (judgments, overrides, run samples and logs,
-# the LLM response cache of a run).
-LOG_AREAS = ("judgments", "overrides", "runs")
+# Append-only JSONL logs: every *.jsonl under these folders (judgments, overrides, run samples and
+# logs, the LLM response cache) and these single files (the gold answers' scoring history).
+LOG_AREAS = ("judgments", "overrides", "runs", "cache")
+LOG_FILES = ("gold/history.jsonl",)
 # JSON records the app lists (runs, jobs): a broken one would otherwise be left out of the list.
 RECORD_GLOBS = ("runs/*/*.json", "jobs/*.json")
 
@@ -58,7 +59,7 @@ def _log_files(ws: Workspace) -> list[Path]:
         if folder.is_dir():
             out += [p for p in sorted(folder.rglob("*.jsonl"))
                     if not any(part.startswith(".") for part in p.relative_to(ws.root).parts)]
-    return out
+    return out + [ws.root / name for name in LOG_FILES if (ws.root / name).is_file()]
 
 
 def _checked_files(ws: Workspace) -> list[Path]:

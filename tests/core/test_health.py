@@ -89,6 +89,10 @@ def test_broken_workspace_files_are_listed_with_the_reason(ws):
     (judgments / "other.jsonl").write_text('{"idx": 0}\n{"idx": 1, "fiel')
     (ws.root / "jobs").mkdir()
     (ws.root / "jobs" / "j1.json").write_text("[]")
+    (ws.root / "cache").mkdir()
+    (ws.root / "cache" / "llm.jsonl").write_text('{"key": "k"}\n{"key": \n{"key": "k2"}\n')
+    (ws.root / "gold").mkdir()
+    (ws.root / "gold" / "history.jsonl").write_text('3\n{"report": "r"}\n')
 
     table = {row["file"]: row for row in health.problems_table(ws, health.workspace_problems(ws))}
     assert table["gt/d/G1a/bad.json"]["problem"].startswith("line 1: not valid JSON")
@@ -96,9 +100,11 @@ def test_broken_workspace_files_are_listed_with_the_reason(ws):
     assert table["runs/r1/results.json"]["problem"].startswith("line 1: not valid JSON")
     assert table["judgments/d/G1a/judge.jsonl"]["problem"].startswith("line 2: not valid JSON")
     assert table["jobs/j1.json"]["problem"] == "expected a JSON object, got list"
+    assert table["cache/llm.jsonl"]["problem"].startswith("line 2: not valid JSON")
+    assert table["gold/history.jsonl"]["problem"] == "line 1: expected a JSON object, got int"
     torn = table["judgments/d/G1a/other.jsonl"]
     assert torn["kind"] == "note" and "1 line dropped" in torn["problem"]
-    assert [r["kind"] for r in table.values()] == ["error"] * 5 + ["note"]  # errors first
+    assert [r["kind"] for r in table.values()] == ["error"] * 7 + ["note"]  # errors first
     assert str(ws.root) not in " ".join(r["problem"] for r in table.values())  # paths relative to the workspace
 
 
