@@ -10,6 +10,7 @@ read and cut off by the next append; a broken line anywhere else is an error nam
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -181,6 +182,9 @@ def append_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
     if not lines:
         return 0
     with open(path, "ab+") as fh:
+        # Appenders of one log (two run jobs sharing the LLM cache, say) take turns: one never sees
+        # another's half-written tail as torn and cuts it. The kernel drops the lock if we are killed.
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         start = _torn_tail(fh)
         if start is not None:
             fh.seek(start)

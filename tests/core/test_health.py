@@ -154,3 +154,24 @@ def test_json_error_wording_has_no_doubled_word(tmp_path):
     log.write_bytes(b'{"i": 0}\n{"t": "abc\n{"i": 2}\n')
     with pytest.raises(DataError, match=r"log\.jsonl:2: not valid JSON \(Unterminated string starting at column 7\)"):
         read_jsonl_log(log)
+
+
+def test_concurrent_appenders_lose_no_record(tmp_path):
+    """Processes appending to one log at once (each append a multi-page write) keep every record."""
+    import multiprocessing as mp
+
+    log = tmp_path / "shared.jsonl"
+    ctx = mp.get_context("fork")
+    procs = [ctx.Process(target=_append_many, args=(log, w)) for w in range(3)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    rows = read_jsonl_log(log)
+    assert rows.torn == 0 and len(rows) == 3 * 20 * 5
+    assert {(r["w"], r["i"]) for r in rows} == {(w, i) for w in range(3) for i in range(100)}
+
+
+def _append_many(log, w):
+    for batch in range(20):
+        append_jsonl(log, [{"w": w, "i": batch * 5 + j, "pad": "x" * 3000} for j in range(5)])
