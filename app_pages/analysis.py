@@ -17,7 +17,7 @@ PCT = st.column_config.NumberColumn(format="%.0f%%")
 NUM = st.column_config.NumberColumn(format="%+.3f")
 
 ws = ui.current_workspace()
-st.title("Perspective analysis")
+ui.page_header("Perspective analysis")
 st.caption("Scores on the landlord–tenant axis: −1 sides with the tenant, 0 balanced, +1 sides with the landlord.")
 runs = page.scored_runs(ws)
 if not runs:

@@ -16,7 +16,7 @@ MODES = ("One run", "Compare runs")
 NUM = st.column_config.NumberColumn
 
 ws = ui.current_workspace()
-st.title("Results")
+ui.page_header("Results")
 st.caption("How well each method run scores against GT (SPEC §5): ordinal AUPRC, process and consistency with "
            "bootstrap 95 % intervals over restaurants, and which restaurants it gets wrong.")
 stamps = ur.run_stamps(ws.runs_dir)
