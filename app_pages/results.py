@@ -17,7 +17,7 @@ NUM = st.column_config.NumberColumn
 
 ws = ui.current_workspace()
 ui.page_header("Results")
-st.caption("How well each method run scores against GT (SPEC §5): ordinal AUPRC, process and consistency with "
+st.caption("How well each method run scores against GT: ordinal AUPRC, process and consistency with "
            "bootstrap 95 % intervals over restaurants, and which restaurants it gets wrong.")
 stamps = ur.run_stamps(ws.runs_dir)
 if not stamps:
@@ -43,7 +43,7 @@ if mode == MODES[0]:
         col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help="✓ above the 75 % target")
         col.caption(ci or "no interval")
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
-    st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}** (SPEC §5.1)"
+    st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}**"
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
                + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
                + f" · K={run.get('k')} · policy {run.get('policy_id')}")

@@ -284,7 +284,7 @@ def show_agreement(c: Context) -> None:
 def show_export(c: Context) -> None:
     store, project = c.store, c.project
     datasets = sorted(set(reports.items_frame(store, project)["dataset"].to_list()))
-    st.write("Reviews: one line per rating (SPEC §6.5 layout). Consensus: one line per item with ≥ 2 raters.")
+    st.write("Reviews: one line per rating. Consensus: one line per item with ≥ 2 raters.")
     cols = st.columns(max(1, len(datasets)) + 1)
     for col, ds in zip(cols, datasets, strict=False):
         col.download_button(

@@ -170,7 +170,7 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
         column_config={"risk score": st.column_config.NumberColumn(format="%.2f"),
                        "cost": st.column_config.NumberColumn(format="$%.4f"),
                        "recomputed verdict": st.column_config.TextColumn(
-                           help="The policy's verdict from the method's valid claimed incidents (SPEC §5.2)")})
+                           help="The policy's verdict from the method's valid claimed incidents")})
     st.page_link("app_pages/trace.py", label="Open this restaurant in Trace", icon=":material/account_tree:",
                  query_params=trace_query(run, business_id), help=trace_link(run, business_id))
     if sample.get("error"):
