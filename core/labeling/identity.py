@@ -26,7 +26,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from core.labeling.store import RATER_KINDS, ROLES, LabelStore, rater_retirements, raters, ratings
-from core.settings import env
+from core.settings import env, require_writable
 
 if TYPE_CHECKING:
     import polars as pl
@@ -189,6 +189,7 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
     Raises:
         ValueError: unknown code, or an admin retiring themselves.
     """
+    require_writable("retire a rater code")
     if code == by:
         raise ValueError("you cannot retire your own code")
     with store.write() as conn:
@@ -220,6 +221,7 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     Raises:
         ValueError: unknown role.
     """
+    require_writable("change a rater's role")
     if role not in ROLES:
         raise ValueError(f"invalid role {role!r}; valid: {', '.join(ROLES)}")
     check_stored_code(code)

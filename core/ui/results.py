@@ -23,6 +23,7 @@ from core.gt_views.grid import trace_params
 from core.metrics import score_results
 from core.metrics import views as mv
 from core.metrics.io import RESULTS_NAME, load_results
+from core.ui import hosting
 
 Stamp = tuple[str, int, int]
 atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen objects at exit
@@ -71,9 +72,16 @@ def chart_spec(kind: str, key: tuple, _build: Any) -> dict:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
-    """Scores with intervals and paired differences to ``stamps[baseline]``."""
+def _comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
     return mv.comparison([load_run(s) for s in stamps], baseline, n_boot=n_boot)
+
+
+def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
+    """Scores with intervals and paired differences to ``stamps[baseline]`` (a new comparison
+    spends one of the session's bootstrap tokens in demo and team modes)."""
+    if not hosting.view_allowed("bootstrap", (stamps, baseline, n_boot)):
+        st.stop()
+    return _comparison(stamps, baseline, n_boot)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
