@@ -17,8 +17,8 @@ import pytest
 from core import settings
 from core.errors import ReadOnlyError
 from core.jobs import list_jobs, read_job, start_job
-from core.labeling import identity, items
 from core.labeling import export as label_export
+from core.labeling import identity, items
 from core.labeling.store import LabelStore, close_stores
 from core.llm import OFFLINE_MODEL, describe_error
 from core.workspace import Workspace
