@@ -8,6 +8,7 @@ besides :mod:`core.ui.auth` and :mod:`core.ui.paid` that reads ``st.secrets``.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import logging
 import secrets as token_source
@@ -32,6 +33,41 @@ LOG = logging.getLogger("workbench.app")
 K_ROLE, K_USER, K_BUCKETS = "hosted.role", "hosted.user", "hosted.buckets"
 K_CODE, K_SIGNIN_ERROR, K_SEEN_VIEWS = "hosted.access_code", "hosted.sign_in_error", "hosted.seen_views"
 ROLES = ("member", "admin")
+K_SET_COOKIE, K_CLEAR_COOKIE = "hosted.set_cookie", "hosted.clear_cookie"
+TEAM_COOKIE, TEAM_COOKIE_DAYS = "workbench_team", 7
+
+
+def team_token(role: str, expires_at: int, key: str) -> str:
+    """A signed sign-in token ``role.expires_at.mac`` (HMAC-SHA256 under ``key``), kept in a cookie
+    so a reload or a shared link does not ask for the access code again.
+
+    >>> team_token("member", 1700000000, "k")[:18]
+    'member.1700000000.'
+    >>> check_team_token(team_token("admin", 2000, "k"), "k", now=1000)
+    'admin'
+    >>> check_team_token(team_token("admin", 2000, "k").replace("admin", "member", 1), "k", now=1000) is None
+    True
+    >>> check_team_token(team_token("admin", 2000, "k"), "k", now=3000) is None  # expired
+    True
+    """
+    payload = f"{role}.{expires_at}"
+    return f"{payload}.{hmac.new(key.encode(), payload.encode(), 'sha256').hexdigest()}"
+
+
+def check_team_token(token: str | None, key: str, *, now: float) -> str | None:
+    """The role of a valid, unexpired ``token`` signed with ``key``, else None."""
+    parts = (token or "").split(".")
+    if len(parts) != 3 or parts[0] not in ROLES or not parts[1].isdigit() or not key:
+        return None
+    if int(parts[1]) < now or not hmac.compare_digest(team_token(parts[0], int(parts[1]), key), token or ""):
+        return None
+    return parts[0]
+
+
+def _token_key() -> str:
+    """The key of sign-in tokens: derived from both codes, so changing a code signs everyone out."""
+    codes = f"{secret('WORKBENCH_ACCESS_CODE') or ''}\0{secret('WORKBENCH_ADMIN_CODE') or ''}"
+    return "" if codes == "\0" else hashlib.sha256(codes.encode()).hexdigest()
 
 
 def mode() -> str:
@@ -76,6 +112,10 @@ def team_role(ws: Workspace) -> str | None:
     if auth.auth_configured() and email:
         return _login_role(email.strip().lower(), ws)
     role = st.session_state.get(K_ROLE)
+    if role not in ROLES and not st.session_state.get(K_CLEAR_COOKIE):
+        role = check_team_token(st.context.cookies.get(TEAM_COOKIE), _token_key(), now=time.time())
+        if role:
+            st.session_state[K_ROLE] = role
     return role if role in ROLES else None
 
 
@@ -151,8 +191,11 @@ def _check_code() -> None:
     admin_ok = code_matches(given, secret("WORKBENCH_ADMIN_CODE"))
     member_ok = code_matches(given, secret("WORKBENCH_ACCESS_CODE"))
     if admin_ok or member_ok:
-        st.session_state[K_ROLE] = "admin" if admin_ok else "member"
+        role = "admin" if admin_ok else "member"
+        st.session_state[K_ROLE] = role
+        st.session_state[K_SET_COOKIE] = team_token(role, int(time.time()) + TEAM_COOKIE_DAYS * 86400, _token_key())
         st.session_state.pop(K_SIGNIN_ERROR, None)
+        st.session_state.pop(K_CLEAR_COOKIE, None)
     else:
         LOG.warning("team sign-in: wrong access code")
         st.session_state[K_SIGNIN_ERROR] = "Wrong access code."
@@ -162,6 +205,9 @@ def sign_in_screen() -> None:
     """The team deployment's sign-in: ``st.login`` when configured, else the shared access code."""
     st.title("Scale Workbench")
     st.write("This workbench is shared with a team: sign in to continue.")
+    if st.session_state.get(K_CLEAR_COOKIE):
+        st.html(f"<script>document.cookie = '{TEAM_COOKIE}=; path=/; max-age=0; SameSite=Strict';</script>",
+                unsafe_allow_javascript=True)
     has_code = bool(secret("WORKBENCH_ACCESS_CODE") or secret("WORKBENCH_ADMIN_CODE"))
     if auth.auth_configured():
         st.button("Log in", on_click=st.login, type="primary", key="hosted.login")
@@ -177,8 +223,9 @@ def sign_in_screen() -> None:
 
 
 def sign_out() -> None:
-    """Forget the team role of this session (``st.logout`` for a login)."""
+    """Forget the team role of this session and its cookie (``st.logout`` for a login)."""
     st.session_state.pop(K_ROLE, None)
+    st.session_state[K_CLEAR_COOKIE] = True
     if auth.login_email():
         st.logout()
 
@@ -202,6 +249,10 @@ def sidebar_account(ws: Workspace) -> None:
     """Team mode: the signed-in role and a sign-out button in the sidebar."""
     if mode() != "team":
         return
+    token = st.session_state.pop(K_SET_COOKIE, None)
+    if token:  # a signed token of letters, digits and dots only (team_token)
+        st.html(f"<script>document.cookie = '{TEAM_COOKIE}={token}; path=/; max-age={TEAM_COOKIE_DAYS * 86400}; "
+                "SameSite=Strict';</script>", unsafe_allow_javascript=True)
     st.caption(f"Signed in as a team {team_role(ws) or 'guest'}.")
     st.button("Sign out", on_click=sign_out, key="hosted.sign_out", type="tertiary")
 
