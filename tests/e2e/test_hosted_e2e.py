@@ -192,7 +192,8 @@ def test_a_member_gets_no_paid_model_and_no_role_admin(team_server, page):
     _visit(page, team_server.url, "Access code", hostile=False)
     _sign_in(page, SECRETS["WORKBENCH_ACCESS_CODE"])
     page.get_by_text("Signed in as a team member.").wait_for(timeout=30_000)
-    _visit(page, f"{team_server.url}/runs", "Launch a run")
+    page.wait_for_function("() => document.cookie.includes('workbench_team=member.')", timeout=30_000)
+    _visit(page, f"{team_server.url}/runs", "Launch a run")  # a new session: the signed cookie signs it in
     page.get_by_text("Only an admin may launch paid models").first.wait_for()
     _visit(page, f"{team_server.url}/label-review?rater=demo_ana", "Label review")
     page.get_by_test_id("stButtonGroup").get_by_text("Raters").click()
@@ -208,7 +209,7 @@ def test_a_failing_page_shows_one_line_with_a_reference_only(small_demo, tmp_pat
     server = StreamlitServer(root, extra_env={"WORKBENCH_MODE": "demo", **SECRETS}, log_dir=tmp_path)
     try:
         html = _visit(page, server.url, "Something went wrong on this page")
-        message = page.get_by_test_id("stAlertContentError").inner_text()
+        message = page.get_by_test_id("stAlertContentError").get_by_test_id("stMarkdownContainer").inner_text()
         assert re.fullmatch(r"Something went wrong on this page \(reference [0-9a-f]{8}\); the details are in the "
                             r"server log\.", message.strip()), message
         assert "duckdb" not in html.lower() and "polars" not in html.lower()  # no detail of the failure
