@@ -9,7 +9,6 @@ import shutil
 
 import pytest
 from sqlalchemy import select
-from streamlit import config
 
 from core import ui
 from core.labeling.store import LabelStore, close_stores, ratings
@@ -23,11 +22,8 @@ MEMBER_CODE, ADMIN_CODE = "team-code-4821", "admin-code-9917"
 
 
 @pytest.fixture(autouse=True)
-def _restore_error_details():
-    """Hosted modes set client.showErrorDetails for the process; later tests expect the default."""
-    before = config.get_option("client.showErrorDetails")
+def _close_stores():
     yield
-    config.set_option("client.showErrorDetails", before)
     close_stores()
 
 

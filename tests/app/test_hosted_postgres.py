@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import select
-from streamlit import config
 
 from core.labeling import assignment, items
 from core.labeling.store import LabelStore, close_stores, ratings
@@ -28,9 +27,7 @@ def team_pg(postgres_server, tmp_path, monkeypatch):  # noqa: F811 - the importe
     monkeypatch.setenv("WORKBENCH_MODE", "team")
     monkeypatch.setenv("WORKBENCH_ACCESS_CODE", "pg-team-code-55")
     monkeypatch.setenv("WORKBENCH_LABELS_URL", url)
-    before = config.get_option("client.showErrorDetails")
     yield url
-    config.set_option("client.showErrorDetails", before)
     close_stores()
 
 
