@@ -178,16 +178,16 @@ def require_writable(action: str) -> None:
         raise ReadOnlyError(f"this is a read-only demo: cannot {action} (WORKBENCH_MODE=demo)")
 
 
-def rate_limit(action: str) -> tuple[int, float]:
+def rate_limit(action: str, default: str = "5/60") -> tuple[int, float]:
     """(burst, seconds per token) of ``action`` per session in demo and team modes.
 
     ``$WORKBENCH_RATE_LIMIT_<ACTION>`` (e.g. ``WORKBENCH_RATE_LIMIT_LAUNCH=3/60``: 3 at once, then
-    one more every 60 s / 3) overrides ``$WORKBENCH_RATE_LIMIT`` (default ``5/60``).
+    one more every 60 s / 3) overrides ``$WORKBENCH_RATE_LIMIT`` (default ``default``).
 
     >>> rate_limit("launch")
     (5, 12.0)
     """
-    raw = env(f"WORKBENCH_RATE_LIMIT_{action.upper().replace('-', '_')}") or env("WORKBENCH_RATE_LIMIT") or "5/60"
+    raw = env(f"WORKBENCH_RATE_LIMIT_{action.upper().replace('-', '_')}") or env("WORKBENCH_RATE_LIMIT") or default
     count, _, seconds = raw.partition("/")
     try:
         burst, window = int(count), float(seconds or 60)

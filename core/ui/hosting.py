@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import logging
 import secrets as token_source
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -163,6 +164,33 @@ def take_token(action: str) -> str | None:
     return f"Too many requests ({action}) in this session: try again in {bucket.retry_after(now):.0f} s."
 
 
+class SharedBucket:
+    """A token bucket shared by every session of this server (sign-in attempts as a whole), with
+    the lock its sessions' threads need."""
+
+    def __init__(self, burst: int, refill_s: float) -> None:
+        self.lock = threading.Lock()
+        self.bucket = TokenBucket(burst=burst, refill_s=refill_s, now=time.monotonic())
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_bucket(action: str, burst: int, refill_s: float) -> SharedBucket:
+    return SharedBucket(burst, refill_s)
+
+
+def take_shared_token(action: str, default: str) -> str | None:
+    """Like :func:`take_token`, but one bucket for all sessions (a reload starts a new session, so a
+    per-session limit alone does not stop guessing): ``$WORKBENCH_RATE_LIMIT_<ACTION>``."""
+    burst, refill = rate_limit(action, default)
+    shared = _shared_bucket(action, burst, refill)
+    with shared.lock:
+        now = time.monotonic()
+        if shared.bucket.take(now):
+            return None
+        wait = shared.bucket.retry_after(now)
+    return f"Too many sign-in attempts on this server: try again in {wait:.0f} s."
+
+
 def labels_line(ws: Workspace) -> str:
     """Where labels go and whether they persist, in one line (no password, no path)."""
     where, persists = labels_storage(labels_url(ws.root))
@@ -184,7 +212,7 @@ def signed_in(ws: Workspace) -> bool:
 def _check_code() -> None:
     given = str(st.session_state.get(K_CODE) or "")
     st.session_state[K_CODE] = ""
-    limited = take_token("sign-in")
+    limited = take_token("sign-in") or take_shared_token("sign-in-all", "30/60")
     if limited:
         st.session_state[K_SIGNIN_ERROR] = limited
         return

@@ -173,6 +173,19 @@ def test_wrong_codes_are_rate_limited_even_when_the_right_one_follows(app_factor
     assert at.error[0].value.startswith("Too many requests (sign-in)") and not at.selectbox
 
 
+def test_sign_in_attempts_are_also_limited_across_sessions(app_factory, small_demo, monkeypatch):
+    """A reload is a new session with a fresh bucket: the server-wide bucket still counts."""
+    _team(monkeypatch, WORKBENCH_RATE_LIMIT_SIGN_IN_ALL="2/600")
+    first, second = _open(app_factory, small_demo), _open(app_factory, small_demo)
+    _sign_in(first, "guess-1")
+    _sign_in(second, "guess-2")
+    assert first.error[0].value == second.error[0].value == "Wrong access code."
+    _sign_in(_open(app_factory, small_demo), MEMBER_CODE)  # a third session, over the server's limit
+    third = _open(app_factory, small_demo)
+    _sign_in(third, MEMBER_CODE)
+    assert third.error[0].value.startswith("Too many sign-in attempts on this server") and not third.selectbox
+
+
 def test_paid_runs_and_role_changes_need_the_team_admin(app_factory, small_demo, monkeypatch):
     _team(monkeypatch, OPENAI_API_KEY="sk-team-0000000")
     member = _sign_in(_open(app_factory, small_demo), MEMBER_CODE)
