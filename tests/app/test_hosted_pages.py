@@ -71,7 +71,7 @@ def test_the_demo_hides_the_workspace_field_and_says_where_labels_go(app_factory
     assert not [t for t in at.text_input if t.key == ui.SIDEBAR_WORKSPACE]
     banner = [i.value for i in at.info if "Read-only demo" in i.value]
     assert banner and "Labels are stored in a SQLite file on this server's disk" in banner[0]
-    assert "lost when the app restarts" in banner[0] and str(small_demo) not in banner[0]
+    assert "lost when the app restarts" in banner[0] and str(small_demo) not in _texts(at)  # no server path shown
     other = Workspace(tmp_path / "other").ensure("other")  # a folder a session once chose is ignored
     at.session_state[ui.SIDEBAR_WORKSPACE_OK] = str(other.root)
     at.run()
@@ -137,6 +137,17 @@ def test_run_launches_are_rate_limited_per_session(app_factory, ws_copy, monkeyp
     assert not at.exception and not at.error
     at.button(key="runs.launch").click().run()
     assert at.error and re.match(r"Too many requests \(launch\) in this session: try again in \d+ s\.", at.error[0].value)
+
+
+def test_new_bootstrap_views_are_rate_limited_and_seen_ones_are_free(app_factory, small_demo, monkeypatch):
+    _mode(monkeypatch, "demo", WORKBENCH_RATE_LIMIT_BOOTSTRAP="1/600")
+    at = _open(app_factory, small_demo, REVIEW, rater="demo_ben")
+    at.segmented_control(key="label_review.section").set_value("Agreement").run()
+    assert not at.warning and at.metric  # the first view spends the one token
+    at.selectbox(key="label_review.boot").set_value(200).run()
+    assert at.warning[0].value.startswith("Too many requests (bootstrap) in this session") and not at.metric
+    at.selectbox(key="label_review.boot").set_value(1000).run()  # back to the view already computed
+    assert not at.warning and at.metric
 
 
 # -- team ----------------------------------------------------------------------------------------
