@@ -7,7 +7,6 @@ import streamlit as st
 
 from core import result_charts as rc
 from core import ui
-from core.ui import judges as ui_judges
 from core.ui import results as ur
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
@@ -48,7 +47,7 @@ if mode == MODES[0]:
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
                + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
                + f" · K={run.get('k')} · policy {run.get('policy_id')}")
-    offline = ui_judges.offline_provenance(ws, run)
+    offline = ur.offline_note(ws, run)
     if offline:
         st.info(offline, icon=":material/info:")
     t_rank, t_proc, t_verd, t_cons, t_rest = st.tabs(["Ranking", "Process", "Verdicts", "Consistency", "Restaurants"])

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+import core.judging.job  # noqa: F401 - registers the judge job kind
+import core.runs.job  # noqa: F401 - registers the run job kind
 from core import settings
 from core.errors import ReadOnlyError
 from core.jobs import list_jobs, read_job, start_job
@@ -101,6 +103,8 @@ WRITES = {
     "send answers to a labeling project": lambda ws: __import__("core.gold.send", fromlist=["x"]).send_to_labeling(
         ws, {}, report_name="r", set_name="s", project="p"),
     "call an LLM endpoint": lambda ws: __import__("core.llm", fromlist=["x"]).make_client(api_key="sk-x"),
+    "import a run": lambda ws: __import__("core.runs.imports", fromlist=["x"]).import_run_file(ws, ws.root / "r.json"),
+    "start a judging job": lambda ws: start_job(ws, "judge", {"dataset": "demo", "task": "G1a"}),
     "run a paid model": lambda ws: start_job(ws, "run", {"config": {"dataset": "demo", "task": "G1a", "method": "direct",
                                                                     "model": "gpt-4o-mini", "k": 25}}),
 }
