@@ -7,11 +7,18 @@ import streamlit as st
 
 from core import ui
 from core.settings import workspace_dir
-from core.ui import auth
+from core.ui import auth, hosting
 
 st.set_page_config(page_title="Scale Workbench", page_icon=":material/balance:", layout="wide")
+if hosting.hosted():  # demo/team: Streamlit's own error boxes show no details either (callbacks)
+    st.set_option("client.showErrorDetails", "none")
+    hosting.ensure_demo()
 
 st.session_state.setdefault(ui.SIDEBAR_WORKSPACE, str(workspace_dir()))
+ws = ui.current_workspace()
+if not hosting.signed_in(ws):  # team mode: nothing but the sign-in screen until signed in
+    st.navigation([st.Page(hosting.sign_in_screen, title="Sign in", url_path="sign-in")], position="hidden").run()
+    st.stop()
 
 sections: dict[str, list] = {}
 for spec in ui.PAGES:
@@ -22,15 +29,17 @@ nav = st.navigation(sections, position="top")
 
 with st.sidebar:
     st.markdown("### Scale Workbench")
+    hosting.sidebar_account(ws)
+hosting.banner(ws)
 if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
-    nav.run()
+    hosting.run_page(nav)
     st.stop()
 with st.sidebar:
-    st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, on_change=ui.apply_workspace_choice,
-                  help="A folder of Parquet/JSONL files under the configured roots (WORKBENCH_WORKSPACE_ROOTS).")
-    if st.session_state.get(ui.SIDEBAR_WORKSPACE_ERROR):
-        st.error(st.session_state[ui.SIDEBAR_WORKSPACE_ERROR])
-    ws = ui.current_workspace()
+    if not hosting.hosted():  # a shared deployment serves its one workspace: no path input
+        st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, on_change=ui.apply_workspace_choice,
+                      help="A folder of Parquet/JSONL files under the configured roots (WORKBENCH_WORKSPACE_ROOTS).")
+        if st.session_state.get(ui.SIDEBAR_WORKSPACE_ERROR):
+            st.error(st.session_state[ui.SIDEBAR_WORKSPACE_ERROR])
     datasets = ws.datasets()
     if datasets:
         linked = st.query_params.get("dataset")
@@ -45,4 +54,4 @@ with st.sidebar:
     else:
         st.info("No dataset in this workspace yet.")
 
-nav.run()
+hosting.run_page(nav)

@@ -47,7 +47,7 @@ if source == ug.MODEL:
     model = st.text_input("Model", key=K_MODEL, placeholder="e.g. gpt-4o-mini")
     if not openai_configured():
         st.warning("No LLM endpoint configured: set OPENAI_API_KEY or OPENAI_BASE_URL (see README, Settings).")
-    elif st.button("Ask the model every question", key="gold.ask", type="primary", disabled=not model):
+    elif ug.gated_button("Ask the model every question", "gold.ask", ug.paid_block(ws), type="primary", disabled=not model):
         name = ug.ask_model(ws, set_name, model)
         st.session_state[K_FLASH] = f"Saved the answers of {model} as {name}; they are now the answer source."
         st.session_state[K_SOURCE] = name
@@ -59,7 +59,7 @@ if ACCURACY_METHODS[method].needs == "nothing":
     rep = ug.guarded(ug.evaluate, ws, set_name, source, method)
 else:
     st.text_input("Embedding or judge model", key=K_ACC_MODEL, placeholder="default from the environment")
-    if st.button(f"Score with {method}", key="gold.score_endpoint", disabled=not openai_configured()):
+    if ug.gated_button(f"Score with {method}", "gold.score_endpoint", ug.paid_block(ws), disabled=not openai_configured()):
         try:
             st.session_state.setdefault(K_SCORED, {})[scored_key] = ug.score_with_model(
                 ws, set_name, source, method, st.session_state.get(K_ACC_MODEL, ""))
@@ -126,7 +126,7 @@ with tabs[3]:
 with tabs[4]:
     name = store.default_report_name(set_name, source, rep["metadata"]["timestamp"])
     st.write(f"Save this evaluation as report `{name}` (it joins the set's history and can be compared).")
-    if st.button("Save report", key="gold.save"):
+    if ug.gated_button("Save report", "gold.save", ug.write_block("saving a report")):
         path = store.save_report(ws, rep, set_name=set_name, name=name,
                                  source="expected" if source == ug.EXPECTED else "answers", accuracy=method)
         st.session_state[K_FLASH] = f"Saved {path.name}."
@@ -134,7 +134,7 @@ with tabs[4]:
     st.divider()
     st.session_state.setdefault(K_PROJECT, f"gold-{set_name}")
     project = st.text_input("Labeling project", key=K_PROJECT)
-    if st.button("Send these answers to the labeling project", key="gold.send"):
+    if ug.gated_button("Send these answers to the labeling project", "gold.send", ug.write_block("creating labeling items")):
         try:
             result = send_to_labeling(ws, rep, report_name=f"{set_name}-{source}", set_name=set_name, project=project)
         except (WorkbenchError, ValueError) as exc:

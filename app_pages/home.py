@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core import overview, ui
-from core.ui import home
+from core.ui import home, hosting
 from core.ui.text import show
 
 ws = ui.current_workspace()
 ui.page_header("Scale Workbench", "See how benchmark ground truth is made, trace every aggregate back to the reviews "
                                   "and judgments behind it, and collect human labels.")
-show(st.caption, "Workspace: {root}", root=ws.root)
+show(st.caption, "Workspace: {root}", root=ws.root.name if hosting.hosted() else ws.root)  # no server path when shared
 
 if not ws.exists():
     st.warning("No dataset in this folder yet. Import one with `workbench datasets import PATH --name NAME` "

@@ -21,7 +21,7 @@ if not dataset:
     st.info("No dataset in this workspace. Import one with `python -m core datasets import PATH --name NAME`.")
     st.stop()
 
-locked = glue.hosted_locked()
+locked = glue.hosted_locked(ws)
 with st.container(border=True):
     st.subheader("Launch a run")
     c1, c2, c3 = st.columns(3)
@@ -42,7 +42,7 @@ with st.container(border=True):
     n = c7.number_input("Restaurants (0 = all)", min_value=0, value=0, step=10, key=K_N)
     concurrency = c8.number_input("Concurrency", min_value=1, max_value=64, value=8, key=K_CONC)
     if locked:
-        st.caption("Hosted demo: only the offline model and the baselines can be launched unless an admin is signed in.")
+        st.caption(glue.lock_line(ws))
     config = {"dataset": dataset, "task": task, "policy": policy, "method": method,
               "model": model if uses_llm else OFFLINE_MODEL, "k": int(k), "n": int(n) or None,
               "concurrency": int(concurrency), "endpoint": None if endpoint == "default" else endpoint}
@@ -69,10 +69,13 @@ with st.container(border=True):
             st.code(glue.prompt_text(name), language=None, wrap_lines=True)
     st.caption(f"GT: {plan['gt']['file']}" if plan["gt"] else "No GT file for this policy and K: no accuracy.")
     if st.button("Launch run", type="primary", key="runs.launch"):
-        glue.launch(ws, plan)
-        glue.preflight.clear()
-        st.toast(f"Launched {plan['run_id']}")
-        st.rerun()
+        refused = glue.launch_checked(ws, plan)
+        if refused:
+            st.error(refused)
+        else:
+            glue.preflight.clear()
+            st.toast(f"Launched {plan['run_id']}")
+            st.rerun()
 
 
 @st.fragment(run_every=1.0)

@@ -56,3 +56,7 @@ class UnknownNameError(WorkbenchError, KeyError):
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0])
+
+
+class ReadOnlyError(WorkbenchError):
+    """A write refused because the deployment is read-only (``WORKBENCH_MODE=demo``)."""

@@ -44,6 +44,8 @@ class JobKind:
     name: str
     description: str
     run: Callable[[Workspace, dict[str, Any], Report, ShouldStop], dict[str, Any]]
+    # raises before anything is written when the deployment does not allow these args (demo mode)
+    admit: Callable[[Workspace, dict[str, Any]], None] | None = None
 
 
 JOB_KINDS: Registry[JobKind] = Registry("job kind")
@@ -109,7 +111,9 @@ def _spawn(ws: Workspace, job_id: str) -> int:
 
 def start_job(ws: Workspace, kind: str, args: dict[str, Any], *, label: str = "") -> dict[str, Any]:
     """Write the record of a new job and start its worker process; returns the record."""
-    JOB_KINDS[kind]  # noqa: B018 - unknown kinds list the valid ones
+    spec = JOB_KINDS[kind]  # unknown kinds list the valid ones
+    if spec.admit is not None:
+        spec.admit(ws, args)
     job_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{kind}-{secrets.token_hex(3)}"
     jobs_dir(ws).mkdir(parents=True, exist_ok=True)
     record = {"job_id": job_id, "kind": kind, "label": label, "args": args, "status": "starting", "pid": None,
@@ -123,6 +127,9 @@ def start_job(ws: Workspace, kind: str, args: dict[str, Any], *, label: str = ""
 def resume_job(ws: Workspace, job_id: str) -> dict[str, Any]:
     """Start a new worker for an interrupted, failed or cancelled job."""
     record = read_job(ws, job_id)
+    spec = JOB_KINDS[record["kind"]]
+    if spec.admit is not None:
+        spec.admit(ws, record.get("args") or {})
     if record["status"] in ("running", "starting", "finished"):
         raise WorkbenchError(f"job {job_id} is {record['status']}: nothing to resume")
     (jobs_dir(ws) / f"{job_id}.cancel").unlink(missing_ok=True)

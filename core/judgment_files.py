@@ -43,6 +43,7 @@ from core.judgments import (
     read_log,
 )
 from core.progress import Progress, no_progress
+from core.settings import require_writable
 from core.tasks import Task, get_task
 from core.workspace import Workspace, check_name
 
@@ -237,6 +238,7 @@ def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str | None =
         DataError: a malformed file, or no judged review matches the dataset.
         WorkbenchError: no dataset to attach to, or the named one is missing while another has the texts.
     """
+    require_writable("import judgments")
     path, progress = Path(path), progress or no_progress
     data, spec = _load_file(path, task)
     version = str(data.get("extraction_prompt_version") or "unknown")

@@ -41,6 +41,7 @@ import polars as pl
 from core.datasets import scan_restaurants, scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
 from core.files import append_jsonl, read_json, read_jsonl_log, write_json_atomic
+from core.settings import require_writable
 from core.tasks import Task, get_task
 from core.workspace import Workspace, is_valid_name
 
@@ -320,6 +321,7 @@ def _read_settings(ws: Workspace, dataset: str, task: str) -> dict[str, Any]:
 
 def set_gt_judge(ws: Workspace, dataset: str, task: str, judge: str) -> None:
     """Record ``judge`` as the GT judge of this dataset/task (it must have judgments)."""
+    require_writable("choose the GT judge")
     get_task(task, ws)
     judges = [j["judge"] for j in list_judges(ws, dataset, task)]
     if judge not in judges:

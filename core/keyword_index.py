@@ -38,6 +38,7 @@ from core.errors import WorkbenchError
 from core.files import atomic_dir, read_json, write_json_atomic
 from core.locks import index_lock, remove_empty, staging_for
 from core.progress import Progress
+from core.settings import require_writable
 from core.tasks import Task, get_task, list_tasks, package_tasks
 from core.workspace import Workspace
 
@@ -265,6 +266,7 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     keyword search. Writes the Parquet index and ``stats.json`` together (atomically) and
     returns the stats.
     """
+    require_writable("build the keyword index")
     started = time.perf_counter()
     specs = [get_task(t, ws) for t in tasks] if tasks is not None else list_tasks(ws)
     reviews_sha256 = _reviews_sha256(ws, dataset)

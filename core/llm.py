@@ -32,7 +32,7 @@ import openai
 from core.errors import WorkbenchError
 from core.execution import AppendLog
 from core.files import append_jsonl, read_jsonl_log
-from core.settings import env, openai_settings, redact
+from core.settings import env, openai_settings, redact, require_writable
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
@@ -103,8 +103,9 @@ def make_client(
 
     Raises:
         WorkbenchError: no key for a remote endpoint.
+        ReadOnlyError: a read-only demo calls no LLM endpoint.
     """
-
+    require_writable("call an LLM endpoint")
     settings = openai_settings()
     base_url = base_url or settings["base_url"]
     api_key = api_key or settings["api_key"]
@@ -575,6 +576,7 @@ class AsyncLLM:
         self.concurrency = max(1, int(concurrency))
         self._semaphore = asyncio.Semaphore(self.concurrency)
         if client is None:
+            require_writable("call an LLM endpoint")
             key = self.endpoint.api_key()
             if not key:
                 if not self.endpoint.is_local:

@@ -27,6 +27,7 @@ from core.datasets import scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
 from core.files import append_jsonl, read_json, read_jsonl_log
 from core.judgment_store import load_raw_judgments, now_iso
+from core.settings import require_writable
 from core.tasks import Task, get_task
 from core.workspace import Workspace
 
@@ -102,6 +103,7 @@ def add_override(
     dataset. ``corrected`` maps schema fields to enum values (validated). ``original`` defaults to
     the fields of the current GT judgment of that review (empty when there is none).
     """
+    require_writable("record an override")
     spec = get_task(task, ws)
     _check_corrected(spec, corrected, strict=True)
     if not (reason or "").strip() or not (author or "").strip():
@@ -131,6 +133,7 @@ def _log(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
 def revert_override(ws: Workspace, dataset: str, task: str, override_id: str, *, reason: str,
                     author: str) -> dict[str, Any]:
     """Withdraw an active override by appending a revert record; returns that record."""
+    require_writable("revert an override")
     if not (reason or "").strip() or not (author or "").strip():
         raise ValueError("a revert needs a reason and an author")
     records = _log(ws, dataset, task)
@@ -246,6 +249,7 @@ def import_addm_overrides(ws: Workspace, dataset: str, path: str | Path, *, topi
     twice adds nothing (ids derive from the entry). The topic must be one of the task's
     (:func:`task_topics`), else nothing is imported. Returns a report dict.
     """
+    require_writable("import overrides")
     spec, path = get_task(task), Path(path)
     if topic not in task_topics(spec):
         # another topic's corrections would silently rewrite this task's judgments (G1_dietary into G1a)

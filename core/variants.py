@@ -28,6 +28,7 @@ from typing import Any
 from core.errors import DataError, UnknownNameError
 from core.files import read_json, write_json_atomic
 from core.ground_truth import Formula, Policy, get_definition
+from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 VARIANTS_DIR = "variants"
@@ -234,6 +235,7 @@ def save_variant(
     Raises:
         ValueError: bad name, unknown constant, nothing changed, or the name exists (without ``replace``).
     """
+    require_writable("save a variant")
     d = get_definition(definition, ws)
     try:
         taken = get_definition(name, ws)
@@ -292,6 +294,7 @@ def list_variants(ws: Workspace, definition: str | None = None) -> list[Variant]
 
 def delete_variant(ws: Workspace, name: str) -> None:
     """Remove a saved variant (UnknownNameError when there is none)."""
+    require_writable("delete a variant")
     load_variant(ws, name)
     variant_path(ws, name).unlink()
 

@@ -14,6 +14,7 @@ from core.demo import (
 )
 from core.errors import WorkbenchError
 from core.progress import cli_progress
+from core.settings import deployment_setup
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -54,7 +55,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"{root} has a dataset 'demo' that the demo generator did not write; use --force to replace it"
         )
     truth = args.truth or default_truth_path(root)
-    with cli_progress("demo", enabled=not args.no_progress) as progress:
+    with cli_progress("demo", enabled=not args.no_progress) as progress, deployment_setup():
         summary = generate_demo(root, seed=args.seed, n_restaurants=args.restaurants,
                                 reviews_per_restaurant=args.reviews, truth_path=truth, progress=progress)
     kinds = ", ".join(f"{k} {v:,}" for k, v in summary["planted_by_kind"].items())

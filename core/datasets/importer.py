@@ -22,6 +22,7 @@ from core.datasets.store import ensure_absent, write_tables
 from core.errors import DataError
 from core.locks import dataset_lock
 from core.progress import Progress, no_progress
+from core.settings import require_writable
 from core.workspace import Workspace
 
 
@@ -69,6 +70,7 @@ def import_dataset(
         DataError: bad input, naming the file, the line (1-based; the row for Parquet) and field.
         WorkbenchError: the dataset exists and ``replace`` is false.
     """
+    require_writable("import a dataset")
     with dataset_lock(ws, name):  # held from the check to the rename: a concurrent import of the name fails
         return _import(ws, name, path, business_path=business_path, replace=replace, progress=progress)
 

@@ -16,6 +16,7 @@ from core.errors import DataError
 from core.files import jsonl_objects, write_jsonl_atomic
 from core.gold.items import GoldItem
 from core.progress import Progress, no_progress
+from core.settings import require_writable
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ def model_answers(items: Sequence[GoldItem], llm: Any, *, progress: Progress = n
 
 def write_answers_file(path: str | Path, items: Sequence[GoldItem], answers: dict[str, Answer]) -> int:
     """Write answers as JSONL (atomic), in item order; returns the number of lines."""
+    require_writable("write an answers file")
     rows: list[dict[str, Any]] = []
     for item in items:
         answer = answers[item.sample_id]

@@ -6,6 +6,7 @@ from typing import Any
 
 from core.labeling import items as labeling_items
 from core.labeling.store import open_store
+from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 GUIDELINES = """Rate how well the answer matches the reference answer of the gold set.
@@ -32,6 +33,7 @@ def label_records(report: dict[str, Any], *, report_name: str, set_name: str) ->
 def send_to_labeling(ws: Workspace, report: dict[str, Any], *, report_name: str, set_name: str,
                      project: str) -> dict[str, Any]:
     """Add the report's answers as items of ``project`` (created if missing); idempotent per report."""
+    require_writable("send answers to a labeling project")
     check_name("project", project)
     store = open_store(ws.root)
     proj = labeling_items.create_project(store, project, guidelines=GUIDELINES, scale_labels=SCALE,

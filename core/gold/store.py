@@ -21,6 +21,7 @@ from core.files import append_jsonl, read_jsonl_log
 from core.gold.items import EVAL_GLOB, eval_files_in
 from core.gold.report import write_report
 from core.gold.scoring import CONFIG_NAME, GoldConfig, load_config
+from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 
@@ -105,6 +106,7 @@ def default_report_name(set_name: str, source: str, timestamp: str) -> str:
 def save_report(ws: Workspace, report: dict[str, Any], *, set_name: str, name: str, source: str,
                 accuracy: str) -> Path:
     """Write a report under ``gold/reports/`` (atomic) and add it to the history."""
+    require_writable("save a gold report")
     path = write_report(report_path(ws, name), report)
     append_jsonl(history_path(ws), [{
         "report": name, "set": set_name, "model": report["metadata"]["model"], "source": source,

@@ -22,6 +22,7 @@ import yaml
 
 from core.errors import DataError
 from core.files import read_yaml_mapping, write_text_atomic
+from core.settings import require_writable
 from core.workspace import Workspace
 
 RELEVANCE_FIELD = "is_relevant"
@@ -445,6 +446,7 @@ class ImportReport:
 def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str | Path) -> ImportReport:
     """Import ADDM policy files (or folders of them) into ``ws``: ``policies/{id}.yaml`` and one
     ``tasks/{topic}.yaml`` per topic. A file that fails is reported and leaves nothing behind."""
+    require_writable("import policies")
     from core.ground_truth.policy_loader import POLICY_DIR, load_policy_file
     from core.tasks import load_task_file
 

@@ -22,6 +22,7 @@ from core.files import read_json, sha256_file, write_json_atomic, write_text_ato
 from core.ground_truth.coverage import SHORT, STORED, reviews_used
 from core.ground_truth.formulas import VERDICTS, get_formula
 from core.ground_truth.policy_frame import INCIDENT_STRUCT
+from core.settings import require_writable
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import Policy
@@ -197,6 +198,7 @@ def formula_incidents(judgments: pl.DataFrame, formula: str, ks: list[int | None
 
 def write_gt_file(path: str | Path, payload: Mapping[str, Any]) -> Path:
     """Write a GT document atomically; returns the path."""
+    require_writable("write a GT file")
     path = Path(path)
     write_json_atomic(path, payload)
     return path
@@ -250,6 +252,7 @@ def read_gt_file(path: str | Path, ws: Workspace | None = None) -> tuple[dict[st
 
 def import_gt_file(ws: Workspace, source: str | Path, *, dataset: str | None = None) -> dict[str, Any]:
     """Validate ``source`` and store a copy under ``gt/imported/``; returns its listing entry."""
+    require_writable("import a GT file")
     from core.workspace import check_name
 
     source = Path(source)

@@ -19,6 +19,7 @@ from core.judging.runner import execute_judging, plan_judging
 from core.keyword_index import build_index, index_stats
 from core.llm import workspace_cache
 from core.progress import Progress, no_progress
+from core.settings import require_writable
 from core.tasks import get_task
 from core.workspace import Workspace
 
@@ -68,4 +69,11 @@ def judge_job(ws: Workspace, args: dict[str, Any], report: Report, should_stop: 
     return {**result, "status": "cancelled" if result["cancelled"] else "finished"}
 
 
-JOB_KINDS.add(JobKind(JOB_KIND, "build the keyword index if needed, then judge the unjudged matched reviews", judge_job))
+def admit_judging(ws: Workspace, args: dict[str, Any]) -> None:
+    """Judging writes judgments into the workspace: a read-only demo refuses it before the job
+    record is written (ReadOnlyError)."""
+    require_writable("judge reviews")
+
+
+JOB_KINDS.add(JobKind(JOB_KIND, "build the keyword index if needed, then judge the unjudged matched reviews", judge_job,
+                      admit=admit_judging))

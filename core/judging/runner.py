@@ -30,6 +30,7 @@ from core.judging.batch_records import pending_batch_keys
 from core.judgments import append_judgments, judged_keys, stale_count
 from core.locks import judge_lock
 from core.progress import Progress, no_progress
+from core.settings import require_writable
 from core.tasks import get_task
 from core.workspace import Workspace
 
@@ -218,6 +219,7 @@ def execute_judging(
     sent; the calls in flight are waited for and stored (so a resumed run repeats none of them)
     and the report says ``cancelled``.
     """
+    require_writable("judge reviews")
     if judge.judge_id != plan.judge_id:
         raise ValueError(f"the plan is for judge {plan.judge_id!r}, not {judge.judge_id!r}")
     if concurrency < 1:

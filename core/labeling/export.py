@@ -31,6 +31,7 @@ from core.labeling.reports import items_frame, ratings_frame
 from core.labeling.sources import dataset_name, parse_timestamp
 from core.labeling.store import LabelStore
 from core.progress import Progress
+from core.settings import require_writable
 from core.workspace import check_name
 
 
@@ -94,6 +95,7 @@ def export_project(store: LabelStore, project: Project, out_dir: str | Path, *,
                    include_models: bool = False) -> dict[str, Any]:
     """Write ``{dataset}_reviews.jsonl`` per dataset and ``{project}_consensus.jsonl`` into
     ``out_dir`` (atomically), after recording calculated consensus snapshots. Returns the paths."""
+    require_writable("write label exports into the workspace")
     out = Path(out_dir)
     cons.record_calculated(store, project, include_models=include_models)
     rows = review_rows(store, project)
@@ -161,6 +163,7 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
     Raises:
         DataError: bad line, unknown item, or an item that belongs to another project.
     """
+    require_writable("import labels")
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from core.labeling import store as sql
 from core.labeling.store import RATER_KINDS, ROLES, LabelStore
-from core.settings import env
+from core.settings import env, require_writable
 
 if TYPE_CHECKING:
     import polars as pl
@@ -182,6 +182,7 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
     Raises:
         ValueError: unknown code, or an admin retiring themselves.
     """
+    require_writable("retire a rater code")
     if code == by:
         raise ValueError("you cannot retire your own code")
     if not sql.retire_code(store, code, by=by, reason=reason.strip()):
@@ -206,6 +207,7 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     Raises:
         ValueError: unknown role.
     """
+    require_writable("change a rater's role")
     if role not in ROLES:
         raise ValueError(f"invalid role {role!r}; valid: {', '.join(ROLES)}")
     check_stored_code(code)

@@ -20,6 +20,7 @@ from core.labeling import sources
 from core.labeling import store as sql
 from core.labeling.store import LabelStore
 from core.progress import Progress
+from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 DEFAULT_SCALE_LABELS = ("Strongly negative", "Neutral", "Strongly positive")
@@ -101,6 +102,7 @@ def create_project(
     Raises:
         ValueError: a bad setting, or the project exists and ``exist_ok`` is False.
     """
+    require_writable("create a labeling project")
     check_name("project", name)
     labels, fields = _check_settings(scale_labels, target_raters, visible_fields, reservation_seconds)
     with store.write() as conn:

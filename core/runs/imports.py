@@ -32,6 +32,7 @@ from core.metrics import score_results
 from core.metrics.io import write_run_summary
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 from core.runs.results import N_BOOT, RESULTS_FILE, validate_results
+from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 
@@ -92,6 +93,7 @@ def detect_format(payload: Any) -> str:
 
 def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = None) -> dict[str, Any]:
     """Convert and store a run made elsewhere; returns {run_id, format, n, path}."""
+    require_writable("import a run")
     source = Path(source)
     if not source.exists():
         raise FileNotFoundError(f"no such file: {source}")

@@ -16,7 +16,7 @@ import streamlit as st
 from core.db import Database
 from core.labeling.render import escape_markdown
 from core.progress import Progress
-from core.settings import allowed_workspace, workspace_dir
+from core.settings import allowed_workspace, deployment_mode, workspace_dir
 from core.workspace import Workspace
 
 
@@ -63,6 +63,9 @@ def apply_workspace_choice() -> None:
     field goes back to the current workspace and the message says why.
     """
     raw = str(st.session_state.get(SIDEBAR_WORKSPACE) or "")
+    if deployment_mode() != "local":
+        st.session_state[SIDEBAR_WORKSPACE] = str(current_workspace().root)
+        return
     try:
         st.session_state[SIDEBAR_WORKSPACE_OK] = str(allowed_workspace(raw))
         st.session_state.pop(SIDEBAR_WORKSPACE_ERROR, None)
@@ -78,6 +81,8 @@ def current_workspace() -> Workspace:
     or the URL can point the app at another folder.
     """
     chosen = st.session_state.get(SIDEBAR_WORKSPACE_OK)
+    if chosen and deployment_mode() != "local":  # a shared deployment serves one workspace
+        chosen = None
     if chosen:
         try:
             return Workspace(allowed_workspace(chosen))

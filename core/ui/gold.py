@@ -26,6 +26,7 @@ from core.gold.evaluation import EXPECTED_LABEL, EvalRequest, run_evaluation
 from core.gold.items import load_gold_files
 from core.gold.report import now_timestamp, read_report
 from core.gold.scoring import STATUSES, GoldConfig
+from core.ui import hosting
 from core.workspace import Workspace
 
 EXPECTED = "expected"  # the answer-source key of the expected outputs
@@ -203,3 +204,22 @@ def score_with_model(ws: Workspace, set_name: str, source: str, method: str, acc
 def history(ws: Workspace, set_name: str) -> pl.DataFrame:
     """The set's saved reports over time."""
     return history_frame(store.history(ws, set_name))
+
+
+def gated_button(label: str, key: str, refusal: str | None, *, disabled: bool = False, **kwargs: Any) -> bool:
+    """A button that is disabled, with its one-line reason below, when the deployment refuses it."""
+    clicked = st.button(label, key=key, disabled=disabled or bool(refusal), **kwargs)
+    if refusal:
+        st.caption(refusal)
+    return clicked
+
+
+def paid_block(ws: Workspace) -> str | None:
+    """Why this session may not call the LLM endpoint (demo; team without admin), else None."""
+    return hosting.admin_refusal(ws, "call the LLM endpoint")
+
+
+def write_block(action: str) -> str | None:
+    """Why ``action`` may not write into the workspace here (demo mode), else None."""
+    return hosting.write_refusal(action)
+

@@ -18,7 +18,7 @@ from core.ground_truth.coverage import short_counts, short_message
 from core.gt_views.status import offline_judge_kind
 from core.judgments import set_gt_judge
 from core.tasks import get_task
-from core.ui import cache, judge_jobs
+from core.ui import cache, hosting, judge_jobs
 from core.ui.paid import cost_line, paid_refusal
 from core.ui.text import safe
 from core.workspace import Workspace
@@ -131,7 +131,8 @@ def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
         st.dataframe(_judge_table(status), hide_index=True, width="stretch", placeholder="—")
     if judge and status.judges and status.gt_judge is None:
         st.warning("Several judges and none chosen as the GT judge of this dataset/task.")
-        if st.button(safe("Use {j} as the GT judge", j=judge), key="gt.set_judge"):
+        if st.button(safe("Use {j} as the GT judge", j=judge), key="gt.set_judge",
+                     disabled=bool(hosting.write_refusal("choosing the GT judge"))):
             set_gt_judge(ws, dataset, task, judge)  # the judgments stamp changes: loaders recompute
             st.rerun()
     if status.index_current is False:
@@ -141,11 +142,15 @@ def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
                            help="Configured through OPENAI_API_KEY / OPENAI_BASE_URL and WORKBENCH_JUDGE_MODEL.")
     if not status.runnable:
         st.caption("This dataset stores no review text (made from a judgments file), so nothing can be judged here.")
+    refused = hosting.write_refusal("judging (it writes judgments into the workspace)")
+    if refused:
+        st.caption(refused)
     if use_openai:
         _paid_run(ws, dataset, task, status, busy)
     elif st.button(f"Build the keyword index and judge with {OFFLINE_NAMES[offline_judge_kind(get_task(task, ws))]} "
                    "(offline)", key="gt.run",
-                   type="primary" if not status.ready else "secondary", disabled=not status.runnable or busy):
+                   type="primary" if not status.ready else "secondary",
+                   disabled=not status.runnable or busy or bool(refused)):
         _run(ws, dataset, task, use_openai=False)
     judge_jobs.panel(ws, dataset, task)
 
@@ -174,6 +179,10 @@ def _paid_run(ws: Workspace, dataset: str, task: str, status: gt_views.JudgingSt
 
 
 def _run(ws: Workspace, dataset: str, task: str, *, use_openai: bool) -> None:
+    limited = hosting.take_token("judge")
+    if limited:
+        st.error(limited)
+        return
     judge_jobs.start(ws, dataset, task, use_openai=use_openai)  # a process of its own: survives this tab
     st.rerun()
 

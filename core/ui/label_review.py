@@ -15,6 +15,7 @@ from core.errors import WorkbenchError
 from core.labeling import agreement, charts, consensus, export, identity, render, reports
 from core.labeling import store as label_store
 from core.labeling.items import Project
+from core.ui import hosting
 from core.workspace import Workspace
 
 K_ITEM, K_BINS, K_BOOT, K_PAIR = "label_review.item", "label_review.bins", "label_review.boot", "label_review.pair"
@@ -232,6 +233,9 @@ def show_agreement(c: Context) -> None:
     if frame.is_empty():
         st.info("No ratings yet.")
         return
+    view = (c.project.name, c.include_models, st.session_state[K_BINS], st.session_state[K_BOOT], frame.height)
+    if not hosting.view_allowed("bootstrap", view):
+        return
     rep = agreement.agreement_report(frame, threshold=float(st.session_state[K_BINS]),
                                      n_boot=int(st.session_state[K_BOOT]))
     st.caption(f"{rep['n_ratings']:,} ratings of {rep['n_items']:,} items by {rep['n_raters']} raters; "
@@ -296,7 +300,14 @@ def show_export(c: Context) -> None:
         f"{project.name}_consensus.jsonl", icon=":material/download:", key="label_review.dl.consensus",
         data=lambda: export.to_jsonl(export.consensus_rows(store, project, include_models=c.include_models)),
         file_name=f"{project.name}_consensus.jsonl", mime="application/jsonl")
-    if st.button("Write both to the workspace", key="label_review.write"):
+    refused = hosting.write_refusal("writing exports into the workspace")
+    if refused:
+        st.caption(refused)
+    if st.button("Write both to the workspace", key="label_review.write", disabled=bool(refused)):
+        limited = hosting.take_token("export")
+        if limited:
+            st.error(limited)
+            return
         out = c.ws.labels_export_dir(project.name)
         result = export.export_project(store, project, out, include_models=c.include_models)
         st.success(f"Wrote {result['n_reviews']:,} reviews and {result['n_consensus']:,} consensus lines to "
@@ -325,6 +336,10 @@ def show_raters(c: Context) -> None:
                      "retired_at": "retired", "retired_by": "retired by"})
     if c.role != "admin":
         st.caption("Only admins grant roles and retire codes.")
+        return
+    refused = hosting.admin_refusal(c.ws, "grant roles or retire codes")
+    if refused:  # a team deployment's admin parts need the team admin too; a demo changes no roles
+        st.caption(refused)
         return
     left, right = st.columns(2, gap="large")
     with left, st.form("label_review.role"):

@@ -24,7 +24,15 @@ def auth_configured() -> bool:
 
 
 def paid_refusal(ws: Workspace) -> str | None:
-    """None when this session may start a paid action, else why not (one line for the page)."""
+    """None when this session may start a paid action, else why not (one line for the page).
+
+    A demo never calls a paid endpoint and a team deployment needs an admin
+    (:func:`core.ui.hosting.admin_refusal`); locally, with sign-in configured, an admin too.
+    """
+    from core.ui import hosting
+
+    if hosting.hosted():
+        return hosting.admin_refusal(ws, "run a paid judge or model")
     if not auth_configured():
         return None
     if not st.user.get("is_logged_in", False):

@@ -32,6 +32,7 @@ from core.metrics import views as mv
 from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores
 from core.metrics.io import RESULTS_NAME, load_results, read_run_summary, run_summary
 from core.metrics.score import sample_table
+from core.ui import hosting
 
 Stamp = tuple[str, int, int]
 atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen objects at exit
@@ -114,10 +115,17 @@ def pair(base: Stamp, other: Stamp, n_boot: int = 1000, seed: int = 0) -> dict[s
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
-    """Scores with intervals and paired differences to ``stamps[baseline]``."""
+def _comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
     diffs = [None if i == baseline else pair(stamps[baseline], s, n_boot)["differences"] for i, s in enumerate(stamps)]
     return mv.comparison([summary(s) for s in stamps], baseline, n_boot=n_boot, differences=diffs)
+
+
+def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
+    """Scores with intervals and paired differences to ``stamps[baseline]`` (a new comparison
+    spends one of the session's bootstrap tokens in demo and team modes)."""
+    if not hosting.view_allowed("bootstrap", (stamps, baseline, n_boot)):
+        st.stop()
+    return _comparison(stamps, baseline, n_boot)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

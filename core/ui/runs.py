@@ -20,24 +20,38 @@ from core.methods import METHODS, prompt_template
 from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
 from core.settings import env
 from core.tasks import task_ids
+from core.ui import hosting
 from core.workspace import Workspace
 
 ACTIVE = ("starting", "running", "cancelling")
 
 
-def hosted_locked() -> bool:
-    """In a hosted demo (``WORKBENCH_HOSTED=1``) only admins may launch paid models.
+def hosted_locked(ws: Workspace | None = None) -> bool:
+    """Whether this session may launch only the offline model and the no-LLM baselines: always in
+    the demo mode (``WORKBENCH_MODE=demo``, alias ``WORKBENCH_HOSTED=1``), for non-admins in the
+    team mode (:func:`core.ui.hosting.is_admin`)."""
+    from core.ui import current_workspace
 
-    An admin is a signed-in user (``st.login``) whose e-mail is in ``WORKBENCH_ADMINS``.
-    """
-    if env("WORKBENCH_HOSTED") != "1":
-        return False
-    admins = {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
+    return hosting.admin_refusal(ws or current_workspace(), "launch paid models") is not None
+
+
+def lock_line(ws: Workspace) -> str:
+    """Why only the offline model is offered (one line for the page)."""
+    if hosting.mode() == "demo":
+        return "Hosted demo: only the offline model and the no-LLM baselines can be launched."
+    return hosting.admin_refusal(ws, "launch paid models") or ""
+
+
+def launch_checked(ws: Workspace, plan: dict[str, Any]) -> str | None:
+    """Launch after the session's rate limit; None when launched, else why not (one line)."""
+    limited = hosting.take_token("launch")
+    if limited:
+        return limited
     try:
-        email = str(st.user.get("email") or "").lower() if st.user.get("is_logged_in") else ""
-    except Exception:  # noqa: BLE001 - no auth configured: nobody is signed in
-        email = ""
-    return email not in admins
+        launch(ws, plan)
+    except WorkbenchError as exc:
+        return str(exc)
+    return None
 
 
 def model_choices(locked: bool) -> list[str]:

@@ -20,7 +20,7 @@ from core.ground_truth import k_label, verdict_changes
 from core.judgments import list_judges
 from core.overrides import add_override
 from core.tasks import get_task, task_ids
-from core.ui import cache
+from core.ui import cache, hosting
 from core.ui.text import safe, show
 from core.workspace import Workspace
 
@@ -267,7 +267,8 @@ def _override_form(t: Trace, card: gt_views.ReviewCard, root_before: Any) -> Non
                                                index=field.values.index(current) if current in field.values else 0)
         reason = st.text_input("Reason", key=f"trace.ov.{card.idx}.reason", placeholder="why the judge was wrong")
         author = st.text_input("Author", key=K_AUTHOR)
-        saved = st.form_submit_button("Save override and recompute", type="primary")
+        saved = st.form_submit_button("Save override and recompute", type="primary",
+                                      disabled=bool(hosting.write_refusal("overriding a judgment")))
     st.button("Cancel", key=f"trace.ov.{card.idx}.cancel", on_click=lambda: st.session_state.update({K_EDIT: None}))
     if saved:
         corrected = {k: v for k, v in chosen.items() if v != card.fields.get(k)}
@@ -302,8 +303,9 @@ def review_card(t: Trace, card: gt_views.ReviewCard, root_before: Any,
                 differ = {k: v for k, v in theirs.items() if card.fields.get(k) != v}
                 note = safe(" :orange[differs in {f}]", f=", ".join(k.replace("_", " ") for k in differ)) if differ else ""
                 top.markdown(safe(":gray[{j}:] ", j=t.compare) + _badges(theirs) + note)
-        button.button("Override", key=f"trace.edit.{card.idx}", icon=":material/edit:",
-                      help="Override this judgment (stored apart; the judge's record is kept)",
+        refused = hosting.write_refusal("overriding a judgment")
+        button.button("Override", key=f"trace.edit.{card.idx}", icon=":material/edit:", disabled=bool(refused),
+                      help=refused or "Override this judgment (stored apart; the judge's record is kept)",
                       on_click=lambda i=card.idx: st.session_state.update({K_EDIT: i}))
         st.markdown("\n".join(f"- `{gt_views.label(name)}` " + safe("{x}", x=text) for name, _, text in card.contributions))
         if card.text:

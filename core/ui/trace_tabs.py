@@ -12,7 +12,7 @@ from core.errors import WorkbenchError
 from core.ground_truth import k_label
 from core.overrides import list_overrides, revert_override
 from core.tasks import get_task
-from core.ui import cache
+from core.ui import cache, hosting
 from core.ui.text import safe
 from core.ui.trace_page import (
     K_ALL_OV,
@@ -135,7 +135,10 @@ def overrides_tab(t: Trace, trace_root: Any, by_k: dict) -> None:
                                                        for r in active if r["override_id"] == i))
         reason = st.text_input("Reason", key="trace.revert_reason")
         author = st.text_input("Author", key=K_AUTHOR)
-        if st.form_submit_button("Revert override (adds a revert record)"):
+        refused = hosting.write_refusal("reverting an override")
+        if refused:
+            st.caption(refused)
+        if st.form_submit_button("Revert override (adds a revert record)", disabled=bool(refused)):
             try:
                 rec = revert_override(t.ws, t.dataset, t.task, pick, reason=reason, author=author)
             except (WorkbenchError, ValueError) as exc:
@@ -231,7 +234,10 @@ def _whatif_result(t: Trace, base: str, committed_def: Any, values: dict[str, fl
                                   "as a formula on both pages and with `gt --formula NAME`.")
         note = st.text_input("Description", key="trace.variant_note")
         author = st.text_input("Author", key=K_AUTHOR)
-        if st.form_submit_button("Save as named variant"):
+        refused = hosting.write_refusal("saving a variant")
+        if refused:
+            st.caption(refused)
+        if st.form_submit_button("Save as named variant", disabled=bool(refused)):
             try:
                 saved_v = variants.save_variant(t.ws, name, base, values, description=note, author=author)
             except (WorkbenchError, ValueError) as exc:

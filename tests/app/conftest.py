@@ -19,6 +19,16 @@ def _clear_streamlit_caches():
     st.cache_resource.clear()
 
 
+@pytest.fixture(autouse=True)
+def _restore_error_details():
+    """The demo and team modes set client.showErrorDetails for the whole process (app.py)."""
+    from streamlit import config
+
+    before = config.get_option("client.showErrorDetails")
+    yield
+    config.set_option("client.showErrorDetails", before)
+
+
 @pytest.fixture()
 def app_factory(monkeypatch):
     """Build an AppTest of app.py on a given workspace folder."""

@@ -1,0 +1,323 @@
+"""Deployment modes in the app: the team sign-in, who is an admin, why a control is disabled,
+per-session rate limits, the demo banner and the page wrapper that hides error details.
+
+The rules are in :mod:`core.settings` (``deployment_mode``, ``require_writable``, ``rate_limit``,
+``labels_storage``) and :mod:`core.limits`; this module is their Streamlit glue, and the one place
+besides :mod:`core.ui.auth` and :mod:`core.ui.paid` that reads ``st.secrets``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets as token_source
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from core.labeling.identity import admin_codes, get_role
+from core.labeling.store import open_store, store_exists
+from core.limits import TokenBucket
+from core.settings import deployment_mode, env, labels_storage, labels_url, rate_limit, redact
+from core.ui import auth
+from core.workspace import Workspace
+
+LOG = logging.getLogger("workbench.app")
+
+# Session keys (page-prefixed constants, STYLE §6). The role is set only by this module after a
+# checked sign-in: a browser can send widget values, never session state.
+K_ROLE, K_USER, K_BUCKETS = "hosted.role", "hosted.user", "hosted.buckets"
+K_CODE, K_SIGNIN_ERROR, K_SEEN_VIEWS = "hosted.access_code", "hosted.sign_in_error", "hosted.seen_views"
+ROLES = ("member", "admin")
+K_SET_COOKIE, K_CLEAR_COOKIE = "hosted.set_cookie", "hosted.clear_cookie"
+TEAM_COOKIE, TEAM_COOKIE_DAYS = "workbench_team", 7
+
+
+def team_token(role: str, expires_at: int, key: str) -> str:
+    """A signed sign-in token ``role.expires_at.mac`` (HMAC-SHA256 under ``key``), kept in a cookie
+    so a reload or a shared link does not ask for the access code again.
+
+    >>> team_token("member", 1700000000, "k")[:18]
+    'member.1700000000.'
+    >>> check_team_token(team_token("admin", 2000, "k"), "k", now=1000)
+    'admin'
+    >>> check_team_token(team_token("admin", 2000, "k").replace("admin", "member", 1), "k", now=1000) is None
+    True
+    >>> check_team_token(team_token("admin", 2000, "k"), "k", now=3000) is None  # expired
+    True
+    """
+    payload = f"{role}.{expires_at}"
+    return f"{payload}.{hmac.new(key.encode(), payload.encode(), 'sha256').hexdigest()}"
+
+
+def check_team_token(token: str | None, key: str, *, now: float) -> str | None:
+    """The role of a valid, unexpired ``token`` signed with ``key``, else None."""
+    parts = (token or "").split(".")
+    if len(parts) != 3 or parts[0] not in ROLES or not parts[1].isdigit() or not key:
+        return None
+    if int(parts[1]) < now or not hmac.compare_digest(team_token(parts[0], int(parts[1]), key), token or ""):
+        return None
+    return parts[0]
+
+
+def _token_key() -> str:
+    """The key of sign-in tokens: derived from both codes, so changing a code signs everyone out."""
+    codes = f"{secret('WORKBENCH_ACCESS_CODE') or ''}\0{secret('WORKBENCH_ADMIN_CODE') or ''}"
+    return "" if codes == "\0" else hashlib.sha256(codes.encode()).hexdigest()
+
+
+def mode() -> str:
+    """local, demo or team (:func:`core.settings.deployment_mode`)."""
+    return deployment_mode()
+
+
+def hosted() -> bool:
+    """True in the demo and team modes (the ones served to other people)."""
+    return mode() != "local"
+
+
+def secret(name: str) -> str | None:
+    """A root-level secret ``name`` from ``st.secrets`` (guarded: it raises without a secrets
+    file), else the environment variable of that name. Never shown or logged."""
+    try:
+        value = st.secrets.get(name)
+    except Exception:  # noqa: BLE001 - no secrets file
+        value = None
+    return value if isinstance(value, str) and value else env(name)
+
+
+def code_matches(given: str, expected: str | None) -> bool:
+    """Constant-time comparison of an access code (False when none is configured)."""
+    if not expected:
+        return False
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
+def _login_role(email: str, ws: Workspace) -> str:
+    admins = {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
+    if email in admins or email in admin_codes():
+        return "admin"
+    if store_exists(ws.root) and get_role(open_store(ws.root), email) == "admin":
+        return "admin"
+    return "member"
+
+
+def team_role(ws: Workspace) -> str | None:
+    """member or admin for a signed-in team user, None before sign-in."""
+    email = auth.login_email()
+    if auth.auth_configured() and email:
+        return _login_role(email.strip().lower(), ws)
+    role = st.session_state.get(K_ROLE)
+    if role not in ROLES and not st.session_state.get(K_CLEAR_COOKIE):
+        role = check_team_token(st.context.cookies.get(TEAM_COOKIE), _token_key(), now=time.time())
+        if role:
+            st.session_state[K_ROLE] = role
+    return role if role in ROLES else None
+
+
+def is_admin(ws: Workspace) -> bool:
+    """Whether this session may do admin work: anyone locally, nobody in the demo, a signed-in
+    admin in a team deployment."""
+    current = mode()
+    if current == "local":
+        return True
+    return current == "team" and team_role(ws) == "admin"
+
+
+def write_refusal(action: str) -> str | None:
+    """One line saying why ``action`` (a write into the workspace) is disabled, or None."""
+    if mode() == "demo":
+        return f"Read-only demo: {action} is disabled here."
+    return None
+
+
+def admin_refusal(ws: Workspace, action: str) -> str | None:
+    """One line saying why ``action`` (paid endpoints, roles) needs an admin, or None."""
+    current = mode()
+    if current == "demo":
+        return f"Read-only demo: {action} is disabled here."
+    if current == "team" and not is_admin(ws):
+        return f"Only an admin may {action}; sign in with the admin code or an admin account."
+    return None
+
+
+def take_token(action: str) -> str | None:
+    """Spend one of this session's ``action`` tokens; None when allowed, else why not (one line).
+
+    Local mode is not limited; demo and team allow ``$WORKBENCH_RATE_LIMIT[_ACTION]`` per session.
+    """
+    if not hosted():
+        return None
+    buckets: dict[str, TokenBucket] = st.session_state.setdefault(K_BUCKETS, {})
+    now = time.monotonic()
+    if action not in buckets:
+        burst, refill = rate_limit(action)
+        buckets[action] = TokenBucket(burst=burst, refill_s=refill, now=now)
+    bucket = buckets[action]
+    if bucket.take(now):
+        return None
+    return f"Too many requests ({action}) in this session: try again in {bucket.retry_after(now):.0f} s."
+
+
+class SharedBucket:
+    """A token bucket shared by every session of this server (sign-in attempts as a whole), with
+    the lock its sessions' threads need."""
+
+    def __init__(self, burst: int, refill_s: float) -> None:
+        self.lock = threading.Lock()
+        self.bucket = TokenBucket(burst=burst, refill_s=refill_s, now=time.monotonic())
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_bucket(action: str, burst: int, refill_s: float) -> SharedBucket:
+    return SharedBucket(burst, refill_s)
+
+
+def take_shared_token(action: str, default: str) -> str | None:
+    """Like :func:`take_token`, but one bucket for all sessions (a reload starts a new session, so a
+    per-session limit alone does not stop guessing): ``$WORKBENCH_RATE_LIMIT_<ACTION>``."""
+    burst, refill = rate_limit(action, default)
+    shared = _shared_bucket(action, burst, refill)
+    with shared.lock:
+        now = time.monotonic()
+        if shared.bucket.take(now):
+            return None
+        wait = shared.bucket.retry_after(now)
+    return f"Too many sign-in attempts on this server: try again in {wait:.0f} s."
+
+
+def labels_line(ws: Workspace) -> str:
+    """Where labels go and whether they persist, in one line (no password, no path)."""
+    where, persists = labels_storage(labels_url(ws.root))
+    return f"Labels are stored in {where}" + ("; they persist." if persists else ".")
+
+
+def banner(ws: Workspace) -> None:
+    """The demo's one-line banner: read-only, and where labels go."""
+    if mode() == "demo":
+        st.info(f"Read-only demo: browse everything, launch offline runs and rate items. {labels_line(ws)}",
+                icon=":material/visibility:")
+
+
+def signed_in(ws: Workspace) -> bool:
+    """True when this session may use a team deployment (always outside team mode)."""
+    return mode() != "team" or team_role(ws) is not None
+
+
+def _check_code() -> None:
+    given = str(st.session_state.get(K_CODE) or "")
+    st.session_state[K_CODE] = ""
+    limited = take_token("sign-in") or take_shared_token("sign-in-all", "30/60")
+    if limited:
+        st.session_state[K_SIGNIN_ERROR] = limited
+        return
+    admin_ok = code_matches(given, secret("WORKBENCH_ADMIN_CODE"))
+    member_ok = code_matches(given, secret("WORKBENCH_ACCESS_CODE"))
+    if admin_ok or member_ok:
+        role = "admin" if admin_ok else "member"
+        st.session_state[K_ROLE] = role
+        st.session_state[K_SET_COOKIE] = team_token(role, int(time.time()) + TEAM_COOKIE_DAYS * 86400, _token_key())
+        st.session_state.pop(K_SIGNIN_ERROR, None)
+        st.session_state.pop(K_CLEAR_COOKIE, None)
+    else:
+        LOG.warning("team sign-in: wrong access code")
+        st.session_state[K_SIGNIN_ERROR] = "Wrong access code."
+
+
+def sign_in_screen() -> None:
+    """The team deployment's sign-in: ``st.login`` when configured, else the shared access code."""
+    st.title("Scale Workbench")
+    st.write("This workbench is shared with a team: sign in to continue.")
+    if st.session_state.get(K_CLEAR_COOKIE):
+        st.html(f"<script>document.cookie = '{TEAM_COOKIE}=; path=/; max-age=0; SameSite=Strict';</script>",
+                unsafe_allow_javascript=True)
+    has_code = bool(secret("WORKBENCH_ACCESS_CODE") or secret("WORKBENCH_ADMIN_CODE"))
+    if auth.auth_configured():
+        st.button("Log in", on_click=st.login, type="primary", key="hosted.login")
+    if not has_code:
+        if not auth.auth_configured():
+            st.error("No sign-in is configured: add an [auth] section or WORKBENCH_ACCESS_CODE to the secrets.")
+        return
+    with st.form("hosted.sign_in", border=False):
+        st.text_input("Access code", type="password", key=K_CODE, max_chars=200)
+        st.form_submit_button("Sign in", type="primary", on_click=_check_code, key="hosted.sign_in_submit")
+    if st.session_state.get(K_SIGNIN_ERROR):
+        st.error(st.session_state[K_SIGNIN_ERROR])
+
+
+def sign_out() -> None:
+    """Forget the team role of this session and its cookie (``st.logout`` for a login)."""
+    st.session_state.pop(K_ROLE, None)
+    st.session_state[K_CLEAR_COOKIE] = True
+    if auth.login_email():
+        st.logout()
+
+
+def run_page(page: Any) -> None:
+    """Run the chosen page; in demo and team modes an error shows one line with a reference id
+    and its traceback (secrets redacted) goes to the server log. Locally errors show in full."""
+    if not hosted():
+        page.run()
+        return
+    try:
+        page.run()
+    except Exception:  # noqa: BLE001 - st.rerun/st.stop are BaseExceptions and pass through
+        ref = token_source.token_hex(4)
+        LOG.error("page error, reference %s\n%s", ref, redact(traceback.format_exc()))
+        st.error(f"Something went wrong on this page (reference {ref}); the details are in the server log.",
+                 icon=":material/error:")
+
+
+def sidebar_account(ws: Workspace) -> None:
+    """Team mode: the signed-in role and a sign-out button in the sidebar."""
+    if mode() != "team":
+        return
+    token = st.session_state.pop(K_SET_COOKIE, None)
+    if token:  # a signed token of letters, digits and dots only (team_token)
+        st.html(f"<script>document.cookie = '{TEAM_COOKIE}={token}; path=/; max-age={TEAM_COOKIE_DAYS * 86400}; "
+                "SameSite=Strict';</script>", unsafe_allow_javascript=True)
+    st.caption(f"Signed in as a team {team_role(ws) or 'guest'}.")
+    st.button("Sign out", on_click=sign_out, key="hosted.sign_out", type="tertiary")
+
+
+@st.cache_resource(show_spinner="Generating the demo workspace (first start only)…")
+def _generated_demo(root: str) -> bool:
+    from core.demo import default_truth_path, demo_is_current, generate_demo, is_demo_workspace
+    from core.settings import deployment_setup
+
+    path = Path(root)
+    if not is_demo_workspace(path) or demo_is_current(path):
+        return False
+    with deployment_setup():  # the deployer's setup, not a request: the demo may write it once
+        generate_demo(path, truth_path=default_truth_path(path))
+    return True
+
+
+def ensure_demo() -> None:
+    """On a fresh hosted container (Streamlit Community Cloud) the embedded demo workspace is
+    generated once, before the first page; any other workspace is served as it is."""
+    from core.settings import DEFAULT_WORKSPACE, workspace_dir
+
+    if workspace_dir() == DEFAULT_WORKSPACE.resolve():
+        _generated_demo(str(workspace_dir()))
+
+
+def view_allowed(action: str, key: Any) -> bool:
+    """Whether this session may compute the bootstrap-heavy view ``key`` now: a view it computed
+    before is free (cached); a new one spends an ``action`` token. When refused, says so."""
+    if not hosted():
+        return True
+    seen: set = st.session_state.setdefault(K_SEEN_VIEWS, set())
+    if (action, key) in seen:
+        return True
+    limited = take_token(action)
+    if limited:
+        st.warning(limited, icon=":material/hourglass_top:")
+        return False
+    seen.add((action, key))
+    return True
