@@ -8,7 +8,9 @@ from core import ui
 from core.settings import workspace_dir
 from core.ui import auth
 
-st.set_page_config(page_title="Scale Workbench", page_icon=":material/balance:", layout="wide")
+# An emoji favicon is drawn in the browser (a data: URL); a :material/…: one is fetched from fonts.gstatic.com,
+# which fails offline and tells Google who opens the app.
+st.set_page_config(page_title="Scale Workbench", page_icon="⚖️", layout="wide")
 
 st.session_state.setdefault(ui.SIDEBAR_WORKSPACE, str(workspace_dir()))
 

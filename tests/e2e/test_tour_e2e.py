@@ -1,0 +1,228 @@
+"""The whole-app browser suite (issue 17): a newcomer's tour of every page on the demo workspace, two
+raters labeling at once, and the role gates, in Debian's Chromium against `streamlit run`.
+
+Every page is screenshotted (into ``$WORKBENCH_SCREENSHOTS``, else the test's tmp folder) and the suite
+fails on any Streamlit exception element or browser console error (see tour_helpers.Watch)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from core.gold import store as gold_store
+from core.gold.demo import DEMO_SET
+from core.jobs import list_jobs
+from core.labeling.store import LabelStore, close_stores, items, ratings
+from core.runs import run_status
+from core.settings import labels_url
+from core.workspace import Workspace
+from tests.e2e.conftest import StreamlitServer, wait_ready
+from tests.e2e.test_gt_grid_e2e import _add_chip
+from tests.e2e.tour_helpers import Watch, pick, rate, wait_idle
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tour")]
+PROJECT = "demo-allergy-answers"
+
+
+@pytest.fixture()
+def watch(tmp_path) -> Watch:
+    shots = Path(os.environ.get("WORKBENCH_SCREENSHOTS") or tmp_path / "shots")
+    shots.mkdir(parents=True, exist_ok=True)
+    return Watch(shots)
+
+
+@pytest.fixture()
+def demo_copy(small_demo, tmp_path) -> Path:
+    """A writable copy of the small demo (the tour launches a run, rates and saves a report)."""
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("jobs", "cache"))
+    return root
+
+
+def _ratings(root: Path, project: str = PROJECT) -> list:
+    store = LabelStore(labels_url(root))
+    try:
+        with store.read() as conn:
+            return conn.execute(
+                select(ratings.c.rater, ratings.c.item_id, ratings.c.score, ratings.c.is_repeat, items.c.n_raters)
+                .join(items, items.c.item_id == ratings.c.item_id)
+                .where(items.c.project_id == _project_id(conn, project))).all()
+    finally:
+        store.dispose()
+
+
+def _project_id(conn, name: str) -> int:
+    from core.labeling.store import projects
+
+    return conn.execute(select(projects.c.project_id).where(projects.c.name == name)).scalar_one()
+
+
+def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
+    server = StreamlitServer(demo_copy)
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = watch.attach(context.new_page())
+    try:
+        # Home: what is in the workspace, and a card per page
+        page.goto(server.url)
+        watch.check(page, "01_home", "Pages")
+        main = page.get_by_test_id("stMain")
+        for label in ("Datasets", "Restaurants", "Reviews"):
+            main.get_by_test_id("stMetric").filter(has_text=label).first.wait_for(timeout=30_000)
+        assert "2,400" in main.get_by_test_id("stMetric").filter(has_text="Reviews").first.inner_text()
+        for title in ("Data", "Ground truth", "Trace", "Runs", "Results", "Labeling", "Label review", "Analysis",
+                      "Gold answers"):
+            main.get_by_test_id("stPageLink").filter(has_text=title).first.wait_for(state="visible")
+
+        # Home → Data: open a restaurant (the second row of the list)
+        main.get_by_test_id("stPageLink").filter(has_text="Data").first.click()
+        page.wait_for_url(re.compile(r"/data"), timeout=30_000)
+        wait_ready(page, "Restaurants of demo")
+        page.get_by_text("idx 0 ·").first.wait_for(timeout=30_000)
+        heading = main.locator("h3").nth(1)  # under "Restaurants of demo": the open restaurant's name
+        first = heading.inner_text()
+        grid = page.get_by_test_id("stDataFrame").first
+        box = grid.bounding_box()
+        page.mouse.click(box["x"] + 15, box["y"] + 35 + 35 + 35 // 2)  # header, first row: the second row's selector
+        page.wait_for_url(re.compile(r"business_id="), timeout=30_000)
+        page.wait_for_function(
+            "(f) => document.querySelector('[data-testid=\"stMain\"]').querySelectorAll('h3')[1]?.innerText !== f",
+            arg=first, timeout=30_000)
+        opened = heading.inner_text()
+        assert opened != first and opened in grid.locator("table").inner_text()  # the grid's accessible table
+        watch.check(page, "02_data_restaurant", "Reviews 1–20 of 200")
+        assert "reviews stored" in page.inner_text("body") and page.get_by_text("idx 1 ·").first.is_visible()
+
+        # Ground truth: add K=75, select another restaurant
+        page.goto(f"{server.url}/ground_truth")
+        wait_ready(page, "Open the trace")
+        select_k = page.get_by_test_id("stMultiSelect").first
+        _add_chip(page, select_k, select_k.locator("input"), "75")
+        page.keyboard.press("Escape")
+        wait_ready(page, "K=75 ·")
+        restaurant = page.get_by_test_id("stSelectbox").filter(has_text="Restaurant").first.locator("input")
+        before = restaurant.input_value()
+        restaurant.click()
+        options = page.get_by_role("option")
+        target = next(t for t in options.all_inner_texts() if t.strip() and t.strip() != before).strip()
+        options.filter(has_text=target).first.click()
+        wait_idle(page)
+        assert restaurant.input_value() == target
+        page.get_by_text("Verdict along K: ").first.wait_for()
+        verdicts = page.get_by_text("Verdict along K: ").first.inner_text()
+        assert "(75)" in verdicts and "(200)" in verdicts, verdicts
+        watch.check(page, "03_ground_truth", "K=75 ·")
+
+        # GT → Trace: follow the K=200 link of that restaurant
+        page.get_by_test_id("stPageLink").filter(has_text="K=200 · ").first.click()
+        page.wait_for_url(re.compile(r"/trace\?.*k=200"), timeout=30_000)
+        assert "business_id=" in page.url
+        wait_ready(page, target)
+        page.locator(".gt-tree .gt-node").first.wait_for(timeout=30_000)
+        assert page.locator(".gt-tree .gt-node").count() > 5
+        watch.check(page, "04_trace", target)
+
+        # Runs: launch a run with the offline model and watch it to the end
+        page.goto(f"{server.url}/runs")
+        wait_ready(page, "Launch a run")
+        pick(page, "Method", "direct")
+        pick(page, "Model", "heuristic")
+        page.get_by_test_id("stMetric").filter(has_text="LLM calls").first.wait_for(timeout=30_000)
+        assert "offline model" in page.get_by_test_id("stMetric").filter(has_text="LLM calls").first.inner_text()
+        assert "Samples to run" in page.inner_text("body")
+        watch.check(page, "05_runs_form", "Launch a run")
+        ws = Workspace(demo_copy)
+        page.get_by_role("button", name="Launch run").click()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list_jobs(ws, "run"):
+            time.sleep(0.1)
+        run_id = list_jobs(ws, "run")[0]["args"]["config"]["run_id"]
+        # the live panel shows the run until it ends, then the past-runs table lists it as finished
+        page.get_by_text("No run is in progress.").wait_for(timeout=90_000)
+        grid = page.get_by_test_id("stDataFrame").first.locator("table")
+        page.wait_for_function("(id) => document.querySelector('[data-testid=\"stDataFrame\"] table')?.innerText"
+                               ".includes(id)", arg=run_id, timeout=30_000)
+        row = next(r for r in grid.locator("tr").all_inner_texts() if run_id in r)
+        assert "finished" in row and "heuristic" in row, row
+        assert run_status(ws, run_id)["status"] == "finished" and run_status(ws, run_id)["done"] == 12
+        watch.check(page, "06_runs_done", "Past runs")
+
+        # Results: that run (the link of the past-runs table) and its drilldown
+        page.goto(f"{server.url}/results?run={run_id}")
+        wait_ready(page, "Samples ranked by")
+        body = page.inner_text("body")
+        assert "method direct · model heuristic" in body and "95 % CI" in body and "K=25" in body
+        assert page.get_by_test_id("stSelectbox").filter(has_text="Run (newest first)").locator("input").input_value() == run_id
+        watch.check(page, "07_results", "Samples ranked by")
+        page.get_by_role("tab", name="Restaurants").click()
+        wait_ready(page, "Evidence the method claimed")
+        assert page.get_by_role("link", name="Open this restaurant in Trace").first.is_visible()
+        watch.check(page, "08_results_drilldown", "Evidence the method claimed")
+
+        # Labeling: sign in as the demo rater and rate one item
+        page.goto(f"{server.url}/labeling?project={PROJECT}")
+        wait_ready(page, "Rater code")
+        page.get_by_label("Rater code").fill("demo_chloe")
+        page.get_by_role("button", name="Start rating").click()
+        wait_ready(page, "Rating as demo_chloe")
+        body = page.inner_text("body")
+        assert "Rating as demo_chloe (rater)" in body and "Guidelines" in body and "Response" in body, body[:2000]
+        assert page.get_by_test_id("stSelectbox").filter(has_text="Project").locator("input").input_value() == PROJECT
+        assert "Workspace folder" not in body  # raters do not see the workspace controls
+        title = page.locator("h5").first.inner_text()
+        before = len(_ratings(demo_copy))
+        rate(page, 6)
+        watch.check(page, "09_labeling", "Your rating: +0.30")
+        page.get_by_role("button", name="Submit").click()
+        page.wait_for_function("(t) => document.querySelector('h5')?.innerText !== t", arg=title, timeout=30_000)
+        wait_idle(page)
+        mine = [r for r in _ratings(demo_copy) if r.rater == "demo_chloe"]
+        assert len(_ratings(demo_copy)) == before + 1 and any(r.score == pytest.approx(0.30) for r in mine)
+
+        # Label review as the admin
+        page.goto(f"{server.url}/label-review?rater=demo_ana&project={PROJECT}")
+        wait_ready(page, "Signed in as")
+        assert "demo_ana** (admin)" in page.content() or "demo_ana (admin)" in page.inner_text("body")
+        watch.check(page, "10_label_review_coverage", "Signed in as")
+        page.get_by_test_id("stButtonGroup").get_by_text("Disagreements", exact=True).click()
+        watch.check(page, "11_label_review_disagreements", "Click a row")
+        page.get_by_test_id("stButtonGroup").get_by_text("Agreement", exact=True).click()
+        wait_ready(page, "Signed in as")
+        watch.check(page, "12_label_review_agreement", None)
+        page.get_by_test_id("stButtonGroup").get_by_text("Raters", exact=True).click()
+        watch.check(page, "13_label_review_raters", "Grant a role")
+
+        # Analysis: the demo study
+        page.goto(f"{server.url}/analysis")
+        wait_ready(page, "Largest disagreements")
+        page.wait_for_function("() => document.querySelectorAll('.vega-embed').length >= 2", timeout=30_000)
+        assert "Uplift against neutral" in page.inner_text("body")
+        watch.check(page, "14_analysis", "Scorer against the human audit")
+
+        # Gold answers: score the set's other offline answers with another accuracy method, save the report
+        page.goto(f"{server.url}/gold")
+        wait_ready(page, "By domain")
+        pick(page, "Answers", "Answers: offline-retrieval-top1")
+        pick(page, "Accuracy method", "jaccard")
+        wait_ready(page, "accuracy by jaccard")
+        page.get_by_test_id("stMetric").filter(has_text="Pass rate").first.wait_for(timeout=30_000)
+        caption = page.get_by_text("accuracy by jaccard").first.inner_text()
+        assert "answers: offline-retrieval-top1" in caption and "samples from" in caption, caption
+        page.locator("[data-testid='stVegaLiteChart'] svg.marks").nth(1).wait_for(timeout=30_000)  # by task, by domain
+        watch.check(page, "15_gold", "By domain")
+        page.get_by_role("tab", name="Save and send").click()
+        wait_ready(page, "Save report")
+        before = len(gold_store.history(ws, DEMO_SET))
+        page.get_by_role("button", name="Save report").click()
+        watch.check(page, "16_gold_saved", "Saved ")
+        assert len(gold_store.history(ws, DEMO_SET)) == before + 1
+    finally:
+        print("tour seconds per page:", watch.seconds)
+        context.close()
+        server.stop()
+        close_stores()
