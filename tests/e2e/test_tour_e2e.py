@@ -18,7 +18,7 @@ from sqlalchemy import select
 from core.gold import store as gold_store
 from core.gold.demo import DEMO_SET
 from core.jobs import list_jobs
-from core.labeling.store import LabelStore, close_stores, items, ratings
+from core.labeling.store import LabelStore, close_stores, integrity_problems, items, projects, ratings
 from core.runs import run_status
 from core.settings import labels_url
 from core.workspace import Workspace
@@ -45,6 +45,26 @@ def demo_copy(small_demo, tmp_path) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def gated(small_demo, tmp_path_factory):
+    """One server for the role gates and the two raters, on its own demo copy: sign-in configured (an
+    [auth] section in the secrets: st.login, though nobody signs in here), a hosted demo, an LLM endpoint
+    configured (never called: every paid action is refused before it)."""
+    base = tmp_path_factory.mktemp("tour_gated")
+    root = base / "ws"
+    shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("jobs", "cache"))
+    secrets = base / "secrets.toml"
+    secrets.write_text('[auth]\nredirect_uri = "http://127.0.0.1:9/oauth2callback"\ncookie_secret = "e2e-only"\n'
+                       'client_id = "e2e"\nclient_secret = "e2e"\n'
+                       'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n')
+    server = StreamlitServer(root, extra_env={
+        "STREAMLIT_SECRETS_FILES": str(secrets), "WORKBENCH_HOSTED": "1", "WORKBENCH_ADMINS": "ana@example.org",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "e2e-key-never-used"})
+    yield server, root
+    server.stop()
+    close_stores()
+
+
 def _ratings(root: Path, project: str = PROJECT) -> list:
     store = LabelStore(labels_url(root))
     try:
@@ -58,8 +78,6 @@ def _ratings(root: Path, project: str = PROJECT) -> list:
 
 
 def _project_id(conn, name: str) -> int:
-    from core.labeling.store import projects
-
     return conn.execute(select(projects.c.project_id).where(projects.c.name == name)).scalar_one()
 
 
@@ -226,3 +244,112 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         context.close()
         server.stop()
         close_stores()
+
+
+def _sign_in(page, url: str, code: str) -> None:
+    page.goto(f"{url}/labeling?project={PROJECT}")
+    wait_ready(page, "Rater code")
+    page.get_by_label("Rater code").fill(code)
+    page.get_by_role("button", name="Start rating").click()
+    wait_ready(page, f"Rating as {code}")
+
+
+def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
+    """Two browser contexts rate the demo project at the same time; the store keeps every rating, never
+    gives one rater an item twice, and fills the most-rated items first without passing the target."""
+    server, demo_copy = gated
+    store = LabelStore(labels_url(demo_copy))
+    with store.read() as conn:
+        pid = _project_id(conn, PROJECT)
+        n_before = dict(conn.execute(select(items.c.item_id, items.c.n_raters).where(items.c.project_id == pid)).all())
+        (target,) = conn.execute(select(projects.c.target_raters).where(projects.c.project_id == pid)).one()
+    store.dispose()
+    assert sum(n == target - 1 for n in n_before.values()) >= 6  # enough items one rating short of the target
+    old = len(_ratings(demo_copy))
+    contexts = [chromium_browser.new_context(viewport={"width": 1300, "height": 1000}) for _ in range(2)]
+    codes, steps = ("e2e_rater_a", "e2e_rater_b"), (2, -2)
+    try:
+        pages = [watch.attach(c.new_page(), who=code) for c, code in zip(contexts, codes, strict=True)]
+        for page, code in zip(pages, codes, strict=True):
+            _sign_in(page, server.url, code)
+        for round_ in range(3):
+            for page, step in zip(pages, steps, strict=True):
+                rate(page, step * (round_ + 1))
+            for page in pages:  # both submissions in flight together
+                page.get_by_role("button", name="Submit").click(no_wait_after=True)
+            for page, code in zip(pages, codes, strict=True):
+                wait_ready(page, f"You: {round_ + 1} of ")
+                assert f"Rating as {code}" in page.inner_text("body")
+        for page, code in zip(pages, codes, strict=True):
+            watch.check(page, f"20_two_raters_{code}", "You: 3 of ")
+    finally:
+        print("two raters seconds:", watch.seconds)
+        for c in contexts:
+            c.close()
+    rows = _ratings(demo_copy)
+    assert len(rows) == old + 6  # no rating lost
+    for code, step in zip(codes, steps, strict=True):
+        mine = [r for r in rows if r.rater == code]
+        assert sorted(r.score for r in mine) == pytest.approx(sorted(0.05 * step * k for k in (1, 2, 3)))
+        assert not any(r.is_repeat for r in mine)
+        assert len({r.item_id for r in mine}) == 3  # never the same item twice to one rater
+    new_items = [r.item_id for r in rows if r.rater in codes]
+    # balanced: the items one short of the target are filled first, and an item's last slot went to one rater only
+    assert len(set(new_items)) == 6 and all(n_before[i] == target - 1 for i in new_items)
+    store = LabelStore(labels_url(demo_copy))
+    with store.read() as conn:
+        after = dict(conn.execute(select(items.c.item_id, items.c.n_raters).where(items.c.project_id == pid)).all())
+    assert max(after.values()) <= target and all(after[i] == target for i in new_items)
+    assert integrity_problems(store) == []
+    store.dispose()
+
+
+def test_role_gates(chromium_browser, gated, watch):
+    """As on main: a rater cannot open Label review, an adjudicator cannot grant roles, an admin can; with
+    sign-in configured a paid judge needs a signed-in admin; a hosted demo launches only the offline model."""
+    server, _ = gated
+    contexts = [chromium_browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(3)]
+    rater, adjudicator, admin = (watch.attach(c.new_page(), who) for c, who in
+                                 zip(contexts, ("rater", "adjudicator", "admin"), strict=True))
+    try:
+        rater.goto(f"{server.url}/label-review?rater=demo_chloe")
+        watch.check(rater, "30_gate_rater_label_review", "This page is for adjudicators and admins")
+        body = rater.inner_text("body")
+        assert "demo_chloe has the role rater" in body
+        assert not rater.get_by_test_id("stButtonGroup").count() and "Grant a role" not in body
+        assert "Workspace folder" not in body
+
+        adjudicator.goto(f"{server.url}/label-review?rater=demo_ben")
+        wait_ready(adjudicator, "Signed in as")
+        adjudicator.get_by_test_id("stButtonGroup").get_by_text("Raters", exact=True).click()
+        watch.check(adjudicator, "31_gate_adjudicator_raters", "Only admins grant roles")
+        assert "Grant a role" not in adjudicator.inner_text("body")
+
+        admin.goto(f"{server.url}/label-review?rater=demo_ana")
+        wait_ready(admin, "Signed in as")
+        admin.get_by_test_id("stButtonGroup").get_by_text("Raters", exact=True).click()
+        watch.check(admin, "32_gate_admin_raters", "Grant a role")
+        assert "Retire a mistyped code" in admin.inner_text("body")
+
+        # sign-in configured: a paid judge needs a signed-in (st.login) admin; a rater-code admin is refused too
+        admin.goto(f"{server.url}/ground_truth")
+        wait_ready(admin, "Open the trace")
+        admin.get_by_role("tab", name="Judging").click()
+        admin.get_by_text("Use the OpenAI-compatible judge").first.click()
+        wait_ready(admin, "Sign in as an admin to run a paid judge")
+        assert admin.get_by_role("button", name="Judge with the OpenAI judge").is_disabled()
+        watch.check(admin, "33_gate_paid_judge", "Sign in as an admin to run a paid judge")
+
+        # a hosted demo: the Runs page offers the offline model only
+        admin.goto(f"{server.url}/runs")
+        wait_ready(admin, "Launch a run")
+        assert "Hosted demo: only the offline model and the baselines" in admin.inner_text("body")
+        admin.get_by_test_id("stSelectbox").filter(has_text="Model").locator("input").click()
+        options = [t.strip() for t in admin.get_by_role("option").all_inner_texts()]
+        admin.keyboard.press("Escape")
+        assert options == ["heuristic"], options
+        watch.check(admin, "34_gate_hosted_runs", "Launch a run")
+    finally:
+        print("gate seconds per page:", watch.seconds)
+        for c in contexts:
+            c.close()
