@@ -25,11 +25,12 @@ for col, (label, value) in zip(metrics, summary.headline.items(), strict=False):
     col.metric(label, value)
 
 st.subheader("Pages")
-cols = st.columns(len(ui.PAGES))
-for col, spec in zip(cols, ui.PAGES, strict=True):
-    with col.container(border=True, height="stretch"):
-        st.page_link(spec.path, label=spec.title, icon=spec.icon)
-        st.caption(spec.description)
+PER_ROW = 5  # ten cards in one row left a letter of each title and a word per line of its blurb
+for start in range(0, len(ui.PAGES), PER_ROW):
+    for col, spec in zip(st.columns(PER_ROW), ui.PAGES[start:start + PER_ROW], strict=False):
+        with col.container(border=True, height="stretch"):
+            st.page_link(spec.path, label=spec.title, icon=spec.icon)
+            st.caption(spec.description)
 
 st.subheader("Datasets")
 if summary.datasets.height:

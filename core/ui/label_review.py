@@ -53,7 +53,8 @@ def show_coverage(c: Context) -> None:
         st.subheader("Raters' progress")
         st.dataframe(reports.rater_progress_table(c.store, c.project), hide_index=True, width="stretch",
                      column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
-                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f")})
+                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
+                                    "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
 
 
 def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:

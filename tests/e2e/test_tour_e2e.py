@@ -88,8 +88,16 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
     try:
         # Home: what is in the workspace, and a card per page
         page.goto(server.url)
-        watch.check(page, "01_home", "Pages")
+        wait_ready(page, "Pages")
         main = page.get_by_test_id("stMain")
+        main.locator("h3").filter(has_text="Labeling").first.wait_for(timeout=30_000)  # the last section
+        page.wait_for_function(  # datasets, tasks, judgments, GT files, runs, labeling: each a table
+            "() => document.querySelectorAll('[data-testid=\"stMain\"] [data-testid=\"stDataFrame\"]').length >= 6",
+            timeout=30_000)
+        watch.check(page, "01_home", "Method runs")
+        for link in main.get_by_test_id("stPageLink").all():  # every title whole on its card, not "H…"
+            assert link.evaluate("(e) => [...e.querySelectorAll('*')].every(x => x.scrollWidth <= x.clientWidth + 1)"), \
+                link.inner_text()
         for label in ("Datasets", "Restaurants", "Reviews"):
             main.get_by_test_id("stMetric").filter(has_text=label).first.wait_for(timeout=30_000)
         assert "2,400" in main.get_by_test_id("stMetric").filter(has_text="Reviews").first.inner_text()
@@ -160,15 +168,19 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         while time.monotonic() < deadline and not list_jobs(ws, "run"):
             time.sleep(0.1)
         run_id = list_jobs(ws, "run")[0]["args"]["config"]["run_id"]
-        # the live panel shows the run until it ends, then the past-runs table lists it as finished
-        page.get_by_text("No run is in progress.").wait_for(timeout=90_000)
-        grid = page.get_by_test_id("stDataFrame").first.locator("table")
+        # the live panel shows the run ("starting…", then n/12 samples) until it ends; then the past-runs
+        # table lists it as finished
+        page.get_by_test_id("stProgress").filter(has_text=f"{run_id}: ").first.wait_for(timeout=60_000)
+        watch.screenshot(page, "06_runs_in_progress")
+        page.get_by_text("No run is in progress.").wait_for(timeout=120_000)
         page.wait_for_function("(id) => document.querySelector('[data-testid=\"stDataFrame\"] table')?.innerText"
-                               ".includes(id)", arg=run_id, timeout=30_000)
+                               ".includes(id)", arg=run_id, timeout=60_000)
+        grid = page.get_by_test_id("stDataFrame").first.locator("table")
         row = next(r for r in grid.locator("tr").all_inner_texts() if run_id in r)
         assert "finished" in row and "heuristic" in row, row
         assert run_status(ws, run_id)["status"] == "finished" and run_status(ws, run_id)["done"] == 12
-        watch.check(page, "06_runs_done", "Past runs")
+        main.locator("h3").filter(has_text="Past runs").first.wait_for(timeout=30_000)
+        watch.check(page, "07_runs_done", None)
 
         # Results: that run (the link of the past-runs table) and its drilldown
         page.goto(f"{server.url}/results?run={run_id}")
@@ -176,11 +188,11 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         body = page.inner_text("body")
         assert "method direct · model heuristic" in body and "95 % CI" in body and "K=25" in body
         assert page.get_by_test_id("stSelectbox").filter(has_text="Run (newest first)").locator("input").input_value() == run_id
-        watch.check(page, "07_results", "Samples ranked by")
+        watch.check(page, "08_results", "Samples ranked by")
         page.get_by_role("tab", name="Restaurants").click()
         wait_ready(page, "Evidence the method claimed")
         assert page.get_by_role("link", name="Open this restaurant in Trace").first.is_visible()
-        watch.check(page, "08_results_drilldown", "Evidence the method claimed")
+        watch.check(page, "09_results_drilldown", "Evidence the method claimed")
 
         # Labeling: sign in as the demo rater and rate one item
         page.goto(f"{server.url}/labeling?project={PROJECT}")
@@ -195,7 +207,7 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         title = page.locator("h5").first.inner_text()
         before = len(_ratings(demo_copy))
         rate(page, 6)
-        watch.check(page, "09_labeling", "Your rating: +0.30")
+        watch.check(page, "10_labeling", "Your rating: +0.30")
         page.get_by_role("button", name="Submit").click()
         page.wait_for_function("(t) => document.querySelector('h5')?.innerText !== t", arg=title, timeout=30_000)
         wait_idle(page)
@@ -206,21 +218,21 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         page.goto(f"{server.url}/label-review?rater=demo_ana&project={PROJECT}")
         wait_ready(page, "Signed in as")
         assert "demo_ana** (admin)" in page.content() or "demo_ana (admin)" in page.inner_text("body")
-        watch.check(page, "10_label_review_coverage", "Signed in as")
+        watch.check(page, "11_label_review_coverage", "Signed in as")
         page.get_by_test_id("stButtonGroup").get_by_text("Disagreements", exact=True).click()
-        watch.check(page, "11_label_review_disagreements", "Click a row")
+        watch.check(page, "12_label_review_disagreements", "Click a row")
         page.get_by_test_id("stButtonGroup").get_by_text("Agreement", exact=True).click()
         wait_ready(page, "Signed in as")
-        watch.check(page, "12_label_review_agreement", None)
+        watch.check(page, "13_label_review_agreement", None)
         page.get_by_test_id("stButtonGroup").get_by_text("Raters", exact=True).click()
-        watch.check(page, "13_label_review_raters", "Grant a role")
+        watch.check(page, "14_label_review_raters", "Grant a role")
 
         # Analysis: the demo study
         page.goto(f"{server.url}/analysis")
         wait_ready(page, "Largest disagreements")
         page.wait_for_function("() => document.querySelectorAll('.vega-embed').length >= 2", timeout=30_000)
         assert "Uplift against neutral" in page.inner_text("body")
-        watch.check(page, "14_analysis", "Scorer against the human audit")
+        watch.check(page, "15_analysis", "Scorer against the human audit")
 
         # Gold answers: score the set's other offline answers with another accuracy method, save the report
         page.goto(f"{server.url}/gold")
@@ -232,13 +244,16 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         caption = page.get_by_text("accuracy by jaccard").first.inner_text()
         assert "answers: offline-retrieval-top1" in caption and "samples from" in caption, caption
         page.locator("[data-testid='stVegaLiteChart'] svg.marks").nth(1).wait_for(timeout=30_000)  # by task, by domain
-        watch.check(page, "15_gold", "By domain")
+        watch.check(page, "16_gold", "By domain")
         page.get_by_role("tab", name="Save and send").click()
         wait_ready(page, "Save report")
         before = len(gold_store.history(ws, DEMO_SET))
         page.get_by_role("button", name="Save report").click()
-        watch.check(page, "16_gold_saved", "Saved ")
+        watch.check(page, "17_gold_saved", "Saved ")
         assert len(gold_store.history(ws, DEMO_SET)) == before + 1
+    except BaseException:
+        watch.screenshot(page, "tour_FAILED")  # what the page showed when the step failed
+        raise
     finally:
         print("tour seconds per page:", watch.seconds)
         context.close()

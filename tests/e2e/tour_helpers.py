@@ -15,6 +15,18 @@ from tests.e2e.conftest import wait_ready
 # open upstream). Those two requests are the only console errors the suite tolerates, by exact URL shape.
 STREAMLIT_BASE_PATH_PROBE = re.compile(r"^https?://[^/]+/[\w.-]+/_stcore/(health|host-config)$")
 IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+# Resolves once the main area has not changed for `quiet` ms (at most `cap` ms: the Runs page's live
+# panel may redraw every second): Streamlit sends a page in several messages, and the Running widget
+# shows only after a delay, so "idle" alone can come before the last elements are drawn.
+SETTLED = """([quiet, cap]) => new Promise((resolve) => {
+  const main = document.querySelector('[data-testid="stMain"]') || document.body;
+  let timer;
+  const done = () => { observer.disconnect(); clearTimeout(limit); resolve(true); };
+  const observer = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(done, quiet); });
+  observer.observe(main, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(done, quiet);
+  const limit = setTimeout(done, cap);
+})"""
 
 
 def is_tolerated(text: str, url: str) -> bool:
@@ -60,6 +72,8 @@ class Watch:
             wait_ready(page, text, timeout=timeout)
         else:
             page.wait_for_function(IDLE, timeout=timeout)
+        page.evaluate(SETTLED, [500, 10_000])
+        page.wait_for_function(IDLE, timeout=timeout)
         exceptions = page.locator('[data-testid="stException"]')
         assert not exceptions.count(), f"{name}: Streamlit exception: {exceptions.first.inner_text()[:500]}"
         now = time.monotonic()
