@@ -179,6 +179,18 @@ def _metric(col, label: str, value: float, lo: float, hi: float, band: str, help
     col.caption(f"95% CI [{num(lo)}, {num(hi)}] · {band}")
 
 
+def _header(col: str) -> str:
+    """A statistics column's header in words.
+
+    >>> [_header(c) for c in ("pearson_lo", "spearman_hi", "mean_abs_diff", "same_bin", "n")]
+    ['Pearson 95% low', 'Spearman 95% high', 'mean |difference|', 'same bin', 'n']
+    """
+    name, _, bound = col.rpartition("_") if col.endswith(("_lo", "_hi")) else (col, "", "")
+    words = {"pearson": "Pearson", "spearman": "Spearman", "mean_abs_diff": "mean |difference|",
+             "same_bin": "same bin"}.get(name, name)
+    return f"{words} 95% {'low' if bound == 'lo' else 'high'}" if bound else words
+
+
 def show_agreement(c: Context) -> None:
     frame = reports.ratings_frame(c.store, c.project, include_models=c.include_models)
     c1, c2, _ = st.columns([1, 1, 3])
@@ -207,7 +219,9 @@ def show_agreement(c: Context) -> None:
         st.info("No two raters share at least 3 items yet.")
     else:
         st.dataframe(pairs, hide_index=True, width="stretch", column_config={
-            col: st.column_config.NumberColumn(format="%.3f") for col in pairs.columns if pairs[col].dtype == pl.Float64})
+            "rater_a": "rater A", "rater_b": "rater B",
+            **{col: st.column_config.NumberColumn(_header(col), format="%.3f")
+               for col in pairs.columns if pairs[col].dtype == pl.Float64}})
         labels = [f"{r['rater_a']} ~ {r['rater_b']}" for r in rep["pairwise"]]
         if st.session_state.get(K_PAIR) not in labels:
             st.session_state[K_PAIR] = labels[0]
@@ -229,7 +243,8 @@ def show_agreement(c: Context) -> None:
             st.info("No repeat audits yet: raters get them once they have rated everything they can.")
         else:
             st.dataframe(retest, hide_index=True, width="stretch", column_config={
-                col: st.column_config.NumberColumn(format="%.3f") for col in ("mean_abs_diff", "pearson", "same_bin")})
+                "n_pairs": "pairs", **{col: st.column_config.NumberColumn(_header(col), format="%.3f")
+                                       for col in ("mean_abs_diff", "pearson", "same_bin")}})
 
 
 def show_export(c: Context) -> None:

@@ -26,7 +26,8 @@ from tests.e2e.conftest import StreamlitServer, wait_ready
 from tests.e2e.test_gt_grid_e2e import _add_chip
 from tests.e2e.tour_helpers import Watch, pick, rate, wait_idle
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("tour")]
+# The tour on one xdist worker, the two tests sharing the gated server on one worker (possibly the other).
+pytestmark = pytest.mark.e2e
 PROJECT = "demo-allergy-answers"
 
 
@@ -81,6 +82,7 @@ def _project_id(conn, name: str) -> int:
     return conn.execute(select(projects.c.project_id).where(projects.c.name == name)).scalar_one()
 
 
+@pytest.mark.xdist_group("tour")
 def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
     server = StreamlitServer(demo_copy)
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -143,6 +145,10 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         verdicts = page.get_by_text("Verdict along K: ").first.inner_text()
         assert "(75)" in verdicts and "(200)" in verdicts, verdicts
         watch.check(page, "03_ground_truth", "K=75 ·")
+        grid_chart = page.get_by_test_id("stVegaLiteChart").first  # the restaurant × K grid
+        legend = grid_chart.locator("g.role-legend text").filter(has_text="Critical Risk").first.bounding_box()
+        column = grid_chart.locator("xpath=ancestor::div[@data-testid='stColumn'][1]").bounding_box()
+        assert legend["x"] + legend["width"] <= column["x"] + column["width"] + 1, (legend, column)  # not cut off
 
         # GT → Trace: follow the K=200 link of that restaurant
         page.get_by_test_id("stPageLink").filter(has_text="K=200 · ").first.click()
@@ -269,6 +275,7 @@ def _sign_in(page, url: str, code: str) -> None:
     wait_ready(page, f"Rating as {code}")
 
 
+@pytest.mark.xdist_group("tour_gated")
 def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
     """Two browser contexts rate the demo project at the same time; the store keeps every rating, never
     gives one rater an item twice, and fills the most-rated items first without passing the target."""
@@ -319,6 +326,7 @@ def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
     store.dispose()
 
 
+@pytest.mark.xdist_group("tour_gated")
 def test_role_gates(chromium_browser, gated, watch):
     """As on main: a rater cannot open Label review, an adjudicator cannot grant roles, an admin can; with
     sign-in configured a paid judge needs a signed-in admin; a hosted demo launches only the offline model."""
