@@ -15,6 +15,8 @@ from tests.e2e.conftest import wait_ready
 # open upstream). Those two requests are the only console errors the suite tolerates, by exact URL shape.
 STREAMLIT_BASE_PATH_PROBE = re.compile(r"^https?://[^/]+/[\w.-]+/_stcore/(health|host-config)$")
 IDLE = "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+# Lazily loaded widgets (number inputs, tables…) show a stSkeleton placeholder until their code arrives.
+DRAWN = "() => !document.querySelector('[data-testid=\"stMain\"] [data-testid=\"stSkeleton\"]')"
 # Resolves once the main area has not changed for `quiet` ms (at most `cap` ms: the Runs page's live
 # panel may redraw every second): Streamlit sends a page in several messages, and the Running widget
 # shows only after a delay, so "idle" alone can come before the last elements are drawn.
@@ -74,6 +76,7 @@ class Watch:
             page.wait_for_function(IDLE, timeout=timeout)
         page.evaluate(SETTLED, [500, 10_000])
         page.wait_for_function(IDLE, timeout=timeout)
+        page.wait_for_function(DRAWN, timeout=timeout)
         exceptions = page.locator('[data-testid="stException"]')
         assert not exceptions.count(), f"{name}: Streamlit exception: {exceptions.first.inner_text()[:500]}"
         now = time.monotonic()
