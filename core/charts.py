@@ -150,7 +150,7 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
                 axis=alt.Axis(labelLimit=180, labelOverlap=False, values=list(names), labelFontSize=11)),
     )
     cells = base.mark_rect().encode(
-        color=alt.Color("verdict:N", scale=verdict_scale(verdicts), title=None, legend=alt.Legend(orient="bottom")),
+        color=alt.Color("verdict:N", scale=verdict_scale(verdicts), title=None, legend=alt.Legend(orient="bottom", direction="vertical")),  # in a row, 3 labels overran a 4-K grid
         opacity=alt.condition(pick, alt.value(1.0), alt.value(0.45)),
         stroke=alt.condition("datum.picked", alt.value("#111111"), alt.value("white")),
         strokeWidth=alt.condition("datum.picked", alt.value(2.5), alt.value(1)),

@@ -42,6 +42,8 @@ def pairs_table(pairs: pl.DataFrame, retired: Collection[str]) -> pl.DataFrame:
     frame = pl.DataFrame(rows, schema={"rater_a": pl.String, "rater_b": pl.String, "n": pl.Int64,
                                        "pearson": pl.String, "spearman": pl.String, "mean_abs_diff": pl.Float64})
     return mark_retired(frame, ["rater_a", "rater_b"], retired)
+
+
 SECTIONS = ("Coverage", "Disagreements", "Agreement", "Export", "Raters")
 STATUS = {consensus.NEEDS_DISCUSSION: "needs discussion", "adjudicated": "adjudicated", "calculated": "agreed"}
 
@@ -102,7 +104,8 @@ def show_coverage(c: Context) -> None:
         st.dataframe(mark_retired(reports.rater_progress_table(c.store, c.project), ["rater"],
                                   identity.retired_codes(c.store)), hide_index=True, width="stretch",
                      column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
-                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f")})
+                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
+                                    "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
 
 
 def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
