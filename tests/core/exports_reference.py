@@ -43,6 +43,8 @@ VOLATILE = (
 _VOLATILE_RE = re.compile(
     r'("(?:' + "|".join(map(re.escape, VOLATILE)) + r')"\s*:\s*)("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|null)'
 )
+# a run's summary.json is stamped with its results.json's size and mtime (the size moves with the volatile values)
+_STAMP_RE = re.compile(r'("results_file"\s*:\s*)\{[^{}]*\}')
 # what a workspace holds that GT, index and exports are made of (datasets/, sources/ and the label
 # store are inputs, pinned through what is read from them)
 PINNED_DIRS = ("index", "judgments", "gt", "runs", "overrides")
@@ -58,6 +60,7 @@ def normalise(data: bytes, root: Path) -> bytes:
     except UnicodeDecodeError:
         return data
     text = text.replace(str(root), "<ROOT>")
+    text = _STAMP_RE.sub(lambda m: m.group(1) + '"*"', text)
     return _VOLATILE_RE.sub(lambda m: m.group(1) + '"*"', text).encode("utf-8")
 
 
