@@ -242,7 +242,7 @@ def scenario(d: Driver, pass_no: int) -> None:
     link = page.get_by_test_id("stPageLink").filter(has_text="K=50 · ").first
     d.timed("Trace: open from the GT link", lambda: link.click(), "Contributing reviews of")
     d.timed("Trace: tab What-if", lambda: page.get_by_role("tab", name="What-if").click(), "HIGH_THRESHOLD")
-    value = ["3", "3.5", "4"][pass_no % 3]
+    value = ["3", "3.5", "2.5", "4.5"][pass_no % 4]  # a new value each pass: a what-if never computed before
     d.timed("Trace: what-if HIGH_THRESHOLD", lambda: _number(page, "HIGH_THRESHOLD", value),
             re.compile(r"Changed: .*HIGH_THRESHOLD"))
     d.timed("Trace: tab Formula and reviews", lambda: page.get_by_role("tab", name="Formula and reviews").click(),

@@ -185,10 +185,25 @@ def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) ->
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
-    """A chart's Vega-Lite spec, built once per ``key`` (Altair's to_dict costs ~50 ms a chart).
+    """A chart's Vega-Lite spec, built once per ``key``, without Altair's JSON-schema validation.
 
+    Validation is most of a chart's cost (100–500 ms a chart on a loaded machine: every channel
+    and the whole spec are checked against the Vega-Lite schema) and changes nothing in the spec;
+    tests/core/test_charts.py builds every chart of core.charts with validation on.
     ``key`` must hold everything the chart depends on (callers pass the frame's cache key)."""
-    return _build().to_dict()
+    return unvalidated_spec(_build)
+
+
+def unvalidated_spec(build: Callable[[], Any]) -> dict:
+    """``build()``'s Altair chart as a Vega-Lite dict, skipping validation at construction and export.
+
+    Altair's debug mode is a module global; turning it off in one session's thread while another
+    builds a chart can only skip (or keep) a validation there, never change a spec.
+    """
+    from altair.utils.schemapi import debug_mode
+
+    with debug_mode(False):
+        return build().to_dict(validate=False)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
