@@ -67,6 +67,18 @@ def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingSt
     return _status(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
+    from core.judgments import list_judges
+
+    return [j["judge"] for j in list_judges(Workspace(Path(root)), dataset, task)]
+
+
+def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
+    """The judges with judgments of ``dataset``/``task`` (reading their logs costs ~100 ms a call)."""
+    return _judge_names(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: tuple) -> gt_views.GTInputs:
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
