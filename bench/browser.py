@@ -93,6 +93,12 @@ class Server:
                 time.sleep(0.02)
         raise RuntimeError(f"streamlit did not start; see {self.log.name}")
 
+    def cpu_ms(self) -> float:
+        """CPU time (user + system) the server process has used so far: unlike wall time, it does
+        not grow while the process waits for a core on a loaded machine. Linux /proc, 10 ms ticks."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         self.proc.terminate()
         try:
@@ -139,9 +145,9 @@ class Wire:
 class Driver:
     """One browser page on the server; ``timed`` runs an action and waits for the page to settle."""
 
-    def __init__(self, browser, url: str, times: dict[str, list[tuple[float, float]]]) -> None:
+    def __init__(self, browser, server: Server, times: dict[str, list[tuple[float, float, float]]]) -> None:
         self.page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        self.url, self.times, self.wire = url, times, Wire()
+        self.server, self.url, self.times, self.wire = server, server.url, times, Wire()
         self.wire.attach(self.page)
 
     def settle(self, text: Expected, n_finished: int | None, start: float) -> float:
@@ -162,18 +168,19 @@ class Driver:
 
     def timed(self, name: str, action: Callable[[], object], text: Expected = None,
               load: bool = False, rerun: bool = True) -> float:
-        """Run ``action`` and record (server ms, browser ms) under ``name``; ``rerun=False``: the browser
+        """Run ``action`` and record (server ms, browser ms, server CPU ms) under ``name``; ``rerun=False``: the browser
         alone draws the change (a tab of ``st.tabs`` without ``on_change``), server time 0."""
         page = self.page
         page.wait_for_function(STATUS_GONE, timeout=TIMEOUT_MS)
         page.wait_for_timeout(150)  # let a rerun queued by the last interaction show itself
         page.wait_for_function(STATUS_GONE, timeout=TIMEOUT_MS)
         n_sent, n_finished = len(self.wire.sent), len(self.wire.finished)
+        cpu = self.server.cpu_ms()
         began = time.perf_counter()
         action()
         end = self.settle(text, n_finished if rerun else None, began)
         self.times[name].append((self.server_ms(began, n_sent, n_finished, load) if rerun else 0.0,
-                                 (end - began) * 1000))
+                                 (end - began) * 1000, self.server.cpu_ms() - cpu))
         return end - began
 
     def server_ms(self, began: float, n_sent: int, n_finished: int, load: bool) -> float:
@@ -286,66 +293,85 @@ def cold_start(browser, app_dir: Path, workspace: Path, log: Path) -> tuple[floa
     return healthy, settled, server
 
 
-def run(app_dir: Path, workspace: Path, passes: int, log_dir: Path) -> dict:
-    """Cold starts and every interaction, ``passes`` times; returns the raw figures."""
+def run(checkouts: dict[str, tuple[Path, Path]], passes: int, log_dir: Path) -> dict[str, dict]:
+    """Cold starts and every interaction, ``passes`` times, of each checkout (label -> (app dir,
+    workspace)); the checkouts take turns within each pass, so they meet the same machine load."""
     from playwright.sync_api import sync_playwright
 
-    times: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    cold: list[tuple[float, float]] = []
-    loads: list[str] = []
+    out = {label: {"app_dir": str(app), "cold": [], "times": defaultdict(list), "load": []}
+           for label, (app, _) in checkouts.items()}
+    servers: dict[str, Server] = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             for i in range(passes):
-                loads.append(load_average())
-                healthy, settled, server = cold_start(browser, app_dir, workspace, log_dir / f"cold-{i}.log")
-                cold.append((healthy, settled))
-                if i + 1 < passes:
-                    server.stop()
-            try:
-                for i in range(passes):
-                    loads.append(load_average())
-                    d = Driver(browser, server.url, times)
+                for label, (app, ws) in checkouts.items():
+                    if label in servers:
+                        servers.pop(label).stop()
+                    out[label]["load"].append(load_average())
+                    healthy, settled, servers[label] = cold_start(browser, app, ws, log_dir / f"{label}-cold-{i}.log")
+                    out[label]["cold"].append((healthy, settled))
+            for i in range(passes):
+                for label in checkouts:
+                    out[label]["load"].append(load_average())
+                    d = Driver(browser, servers[label], out[label]["times"])
                     try:
                         scenario(d, i)
                     except Exception:
-                        d.page.screenshot(path=str(log_dir / f"failed-pass{i}.png"), full_page=True)
+                        d.page.screenshot(path=str(log_dir / f"{label}-failed-pass{i}.png"), full_page=True)
                         raise
                     finally:
                         d.close()
-            finally:
-                server.stop()
         finally:
+            for server in servers.values():
+                server.stop()
             browser.close()
-    return {"app_dir": str(app_dir), "cold": cold, "times": dict(times), "load": loads}
+    for figures in out.values():
+        figures["times"] = dict(figures["times"])
+    return out
 
 
 def summary(figures: dict) -> list[tuple[str, float, float, float]]:
-    """(interaction, server median ms, browser median ms, browser pass-1 ms) per interaction."""
-    rows = []
-    for name, values in figures["times"].items():
-        rows.append((name, statistics.median(v[0] for v in values), statistics.median(v[1] for v in values),
-                     values[0][1]))
-    return rows
+    """(interaction, server median ms, browser median ms, server CPU median ms) per interaction."""
+    return [(name, *(statistics.median(v[i] for v in values) for i in range(3)))
+            for name, values in figures["times"].items()]
 
 
-def print_report(figures: dict, server_budget: float = 300, browser_budget: float = 1000,
-                 cold_budget: float = 3000) -> int:
-    cold = figures["cold"]
-    print(f"\napp {figures['app_dir']} · load average during the passes: {' | '.join(figures['load'])}")
-    settled = statistics.median(c[1] for c in cold)
-    mark = "ok" if settled <= cold_budget else "OVER"
-    print(f"  cold start: /_stcore/health {statistics.median(c[0] for c in cold):.0f} ms, Home settled in Chromium "
-          f"{settled:.0f} ms (median of {len(cold)}; target ≤ {cold_budget:.0f} ms) {mark}")
-    print(f"  {'interaction':<42} {'server':>8} {'browser':>8} {'pass 1':>8}  (ms, medians; targets "
-          f"{server_budget:.0f} / {browser_budget:.0f})")
-    over = 0 if settled <= cold_budget else 1
-    for name, server, browser, first in summary(figures):
-        bad = [] if server <= server_budget else ["server"]
-        bad += [] if browser <= browser_budget else ["browser"]
-        over += bool(bad)
-        print(f"  {name:<42} {server:8.0f} {browser:8.0f} {first:8.0f}  {'OVER ' + '+'.join(bad) if bad else 'ok'}")
-    return 1 if over else 0
+COLD_MS, SERVER_MS, BROWSER_MS = 3000.0, 300.0, 1000.0
+
+
+def print_table(after: dict, before: dict | None = None) -> int:
+    """The one table: cold start, then each interaction (medians), pass/fail of ``after`` against the
+    targets; with ``before`` (a baseline measured in the same run) its figures and the ratio."""
+    print(f"\nload average (1/5/15 min) at each pass: {after['app_dir']} {' | '.join(after['load'])}")
+    if before:
+        print(f"  baseline {before['app_dir']} {' | '.join(before['load'])}")
+    cold, health = (statistics.median(c[i] for c in after["cold"]) for i in (1, 0))
+    line = f"cold start, process spawn to the Home page settled: {cold:.0f} ms (health {health:.0f} ms)"
+    if before:
+        b = statistics.median(c[1] for c in before["cold"])
+        line += f"; baseline {b:.0f} ms; after/before {cold / b:.2f}"
+    print(f"{line}; target ≤ {COLD_MS:.0f} ms: {'ok' if cold <= COLD_MS else 'OVER'}")
+    cols = ["server", "CPU", "browser"]
+    head = "".join(f"{c:>9}" for c in cols) if not before else "".join(
+        f"{c + ' ' + w:>12}" for c in cols for w in ("bef", "aft")) + f"{'ratio':>7}"
+    print(f"  {'interaction (medians, ms)':<40}{head}  targets: server ≤ {SERVER_MS:.0f}, browser ≤ {BROWSER_MS:.0f}")
+    base = {name: rest for name, *rest in summary(before)} if before else {}
+    failures = 0 if cold <= COLD_MS else 1
+    for name, server, browser_ms, cpu in summary(after):
+        bad = ([] if server <= SERVER_MS else ["server"]) + ([] if browser_ms <= BROWSER_MS else ["browser"])
+        failures += bool(bad)
+        mark = "OVER " + "+".join(bad) if bad else "ok"
+        if before and name in base:
+            s0, b0, c0 = base[name]
+            ratio = browser_ms / b0 if b0 else float("nan")
+            print(f"  {name:<40}{s0:12.0f}{server:12.0f}{c0:12.0f}{cpu:12.0f}{b0:12.0f}{browser_ms:12.0f}"
+                  f"{ratio:7.2f}  {mark}")
+        else:
+            print(f"  {name:<40}{server:9.0f}{cpu:9.0f}{browser_ms:9.0f}  {mark}")
+    print("server = request to script finished (wall), CPU = the server process's CPU time meanwhile, browser = "
+          f"action to page settled; ratio = browser after/before. {failures} figure(s) over target.")
+    return 1 if failures else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,10 +383,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench_browser_"))
     workspace = args.workspace or make_demo(tmp / "ws")
-    figures = run(args.app_dir.resolve(), workspace, args.passes, tmp)
+    figures = run({"after": (args.app_dir.resolve(), workspace)}, args.passes, tmp)["after"]
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    return print_report(figures)
+    return print_table(figures)
 
 
 if __name__ == "__main__":
