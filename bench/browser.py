@@ -279,8 +279,9 @@ def scenario(d: Driver, pass_no: int) -> None:
             rerun=False)
 
 
-def cold_start(browser, app_dir: Path, workspace: Path, log: Path) -> tuple[float, float, Server]:
-    """(ms to /_stcore/health, ms to the Home page settled in Chromium) from spawning the process."""
+def cold_start(browser, app_dir: Path, workspace: Path, log: Path) -> tuple[float, float, float, Server]:
+    """(ms to /_stcore/health, ms to the Home page settled in Chromium, CPU ms the server used until
+    then) from spawning the process."""
     server = Server(app_dir, workspace, log)
     server.wait_healthy()
     healthy = (time.perf_counter() - server.started) * 1000
@@ -290,7 +291,7 @@ def cold_start(browser, app_dir: Path, workspace: Path, log: Path) -> tuple[floa
     page.wait_for_function(STATUS_GONE, timeout=TIMEOUT_MS, polling=10)
     settled = (time.perf_counter() - server.started) * 1000
     page.close()
-    return healthy, settled, server
+    return healthy, settled, server.cpu_ms(), server
 
 
 def run(checkouts: dict[str, tuple[Path, Path]], passes: int, log_dir: Path) -> dict[str, dict]:
@@ -309,8 +310,8 @@ def run(checkouts: dict[str, tuple[Path, Path]], passes: int, log_dir: Path) -> 
                     if label in servers:
                         servers.pop(label).stop()
                     out[label]["load"].append(load_average())
-                    healthy, settled, servers[label] = cold_start(browser, app, ws, log_dir / f"{label}-cold-{i}.log")
-                    out[label]["cold"].append((healthy, settled))
+                    *cold, servers[label] = cold_start(browser, app, ws, log_dir / f"{label}-cold-{i}.log")
+                    out[label]["cold"].append(tuple(cold))
             for i in range(passes):
                 for label in checkouts:
                     out[label]["load"].append(load_average())
@@ -346,11 +347,12 @@ def print_table(after: dict, before: dict | None = None) -> int:
     print(f"\nload average (1/5/15 min) at each pass: {after['app_dir']} {' | '.join(after['load'])}")
     if before:
         print(f"  baseline {before['app_dir']} {' | '.join(before['load'])}")
-    cold, health = (statistics.median(c[i] for c in after["cold"]) for i in (1, 0))
-    line = f"cold start, process spawn to the Home page settled: {cold:.0f} ms (health {health:.0f} ms)"
+    health, cold, cpu = (statistics.median(c[i] for c in after["cold"]) for i in range(3))
+    line = (f"cold start, process spawn to the Home page settled: {cold:.0f} ms (health {health:.0f} ms; "
+            f"server CPU {cpu:.0f} ms)")
     if before:
-        b = statistics.median(c[1] for c in before["cold"])
-        line += f"; baseline {b:.0f} ms; after/before {cold / b:.2f}"
+        b, b_cpu = (statistics.median(c[i] for c in before["cold"]) for i in (1, 2))
+        line += f"; baseline {b:.0f} ms (CPU {b_cpu:.0f} ms); after/before {cold / b:.2f}"
     print(f"{line}; target ≤ {COLD_MS:.0f} ms: {'ok' if cold <= COLD_MS else 'OVER'}")
     cols = ["server", "CPU", "browser"]
     head = "".join(f"{c:>9}" for c in cols) if not before else "".join(
