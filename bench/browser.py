@@ -14,12 +14,15 @@ each pass in a fresh browser session. Per interaction it records:
   ``stStatusWidget`` ("Running…") is gone;
 * **server**: from the rerun request the browser sends (BackMsg) to the ``script_finished`` message
   it receives, i.e. the server-side script run (loopback adds well under a millisecond). Page loads
-  count from the load, so their server figure includes the websocket handshake.
+  count from the load, so their server figure includes the websocket handshake;
+* **CPU**: the CPU time the server process used meanwhile (``/proc``), which, unlike wall time,
+  does not grow while the process waits for a core on a loaded machine.
 
-Cold start is the time from spawning ``streamlit run`` to the Home page settled in the browser.
-Pass 1 meets cold caches; the report shows the median over all passes and pass 1 apart. The
-machine's load average is printed with the figures (the bench runs on a shared 2-core machine).
-Interactions that write (labeling submit) take a new item each pass.
+Cold start is the time from spawning ``streamlit run`` to the Home page settled in the browser
+(with the server's CPU time until then). Pass 1 meets cold caches; the table shows medians over
+all passes. The machine's load average is printed with the figures (the bench runs on a shared
+2-core machine). Interactions that write (labeling submit) take a new item each pass.
+``bench/report.py`` runs this for two checkouts side by side.
 """
 
 from __future__ import annotations
