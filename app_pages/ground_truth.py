@@ -37,11 +37,12 @@ if status.ready:
         gt_page.coverage_warning(frame)  # above the tabs: it concerns every one of them
 tab_rest, tab_dist, tab_judging, tab_compare, tab_export = st.tabs(
     ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Export"],
-    default="Restaurant × K" if status.ready else "Judging")
+    default="Restaurant × K" if status.ready else "Judging", key=gt_page.K_TAB, on_change="rerun")
 with tab_judging:
     gt_page.judging_section(ws, dataset, choice)
-with tab_compare:
-    ui_judges.render_compare_judges(ws, dataset, choice.task, judges, committed, choice.ks)
+if tab_compare.open:  # two judges' GT at every K: computed when the tab is shown, not on every change
+    with tab_compare:
+        ui_judges.render_compare_judges(ws, dataset, choice.task, judges, committed, choice.ks)
 if frame is None:
     with tab_rest:
         if problem:

@@ -117,10 +117,10 @@ def distribution_chart(dist: pl.DataFrame, verdicts: Sequence[str] | None = None
         xOffset=alt.XOffset("verdict:N", sort=list(verdicts or VERDICTS)),
         y=alt.Y("count:Q", scale=alt.Scale(type="sqrt"), title="restaurants (√ scale)"),
         color=alt.Color("verdict:N", scale=verdict_scale(verdicts or VERDICTS), title=None, legend=alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("k_label:N", title="K"), "verdict:N", alt.Tooltip("count:Q", title="restaurants")],
+        tooltip=[alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"), alt.Tooltip("count:Q", title="restaurants")],
     )
     bars = base.mark_bar()
-    labels = base.mark_text(dy=-7, fontSize=11).encode(text="count:Q", color=alt.value("#343a40"))
+    labels = base.mark_text(dy=-7, fontSize=11).encode(text=alt.Text("count:Q"), color=alt.ColorValue("#343a40"))
     return alt.layer(bars, labels).properties(height=260)
 
 
@@ -151,13 +151,13 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
     )
     cells = base.mark_rect().encode(
         color=alt.Color("verdict:N", scale=verdict_scale(verdicts), title=None, legend=alt.Legend(orient="bottom", direction="vertical")),  # in a row, 3 labels overran a 4-K grid
-        opacity=alt.condition(pick, alt.value(1.0), alt.value(0.45)),
-        stroke=alt.condition("datum.picked", alt.value("#111111"), alt.value("white")),
-        strokeWidth=alt.condition("datum.picked", alt.value(2.5), alt.value(1)),
-        tooltip=["name:N", alt.Tooltip("k_label:N", title="K"), "verdict:N",
+        opacity=alt.OpacityValue(**alt.condition(pick, alt.value(1.0), alt.value(0.45))),
+        stroke=alt.StrokeValue(**alt.condition("datum.picked", alt.value("#111111"), alt.value("white"))),
+        strokeWidth=alt.StrokeWidthValue(**alt.condition("datum.picked", alt.value(2.5), alt.value(1))),
+        tooltip=[alt.Tooltip("name:N"), alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"),
                  alt.Tooltip("score:Q", format=".2f", title="score"), alt.Tooltip("note:N", title=" ")],
     ).add_params(pick)
-    text = base.mark_text(fontSize=10).encode(text="cell:N", color=alt.Color("ink:N", scale=None))
+    text = base.mark_text(fontSize=10).encode(text=alt.Text("cell:N"), color=alt.Color("ink:N", scale=None))
     return alt.layer(cells, text).properties(height=alt.Step(21), width="container")
 
 
@@ -189,21 +189,21 @@ def _threshold_layers(thresholds: Thresholds, *, dash: Sequence[int] = (4, 4),
     if const.height:
         rules = const.with_columns((pl.col("verdict") + " " + pl.col("op") + " "
                                     + pl.col("y").round(2).cast(pl.Utf8)).alias("text"))
-        base = alt.Chart(rules).encode(y="y:Q")
+        base = alt.Chart(rules).encode(y=alt.Y("y:Q"))
         layers += [base.mark_rule(strokeDash=list(dash), strokeWidth=1.5).encode(color=color),
                    base.mark_text(align="right", dx=-2, dy=-6, fontSize=10).encode(
-                       x=alt.value({"expr": "width"}), text="text:N", color=color)]
+                       x=alt.XValue({"expr": "width"}), text=alt.Text("text:N"), color=color)]
     by_k = frame.filter(~pl.col("constant")).with_columns(
         (pl.col("verdict") + " " + pl.col("op") + " per K").alias("text"))
     if by_k.height:
         x = alt.X("k_label:N", sort=list(order) or None)
-        base = alt.Chart(by_k).encode(x=x, y="y:Q", detail="text:N")
+        base = alt.Chart(by_k).encode(x=x, y=alt.Y("y:Q"), detail=alt.Detail("text:N"))
         last = by_k.group_by("text", maintain_order=True).last()
         layers += [base.mark_line(strokeDash=list(dash), strokeWidth=1.5, point=alt.OverlayMarkDef(size=25)).encode(
-                       color=color, tooltip=["text:N", alt.Tooltip("k_label:N", title="K"),
+                       color=color, tooltip=[alt.Tooltip("text:N"), alt.Tooltip("k_label:N", title="K"),
                                              alt.Tooltip("y:Q", format=".2f", title="threshold")]),
                    alt.Chart(last).mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(
-                       x=x, y="y:Q", text="text:N", color=color)]
+                       x=x, y=alt.Y("y:Q"), text=alt.Text("text:N"), color=color)]
     return layers
 
 
@@ -220,7 +220,7 @@ def score_chart(series: pl.DataFrame, thresholds: Thresholds, *, title: str = ""
     line = alt.Chart(series).mark_line(color="#495057").encode(x=x, y=y)
     points = alt.Chart(series).mark_circle(size=140, opacity=1).encode(
         x=x, y=y, color=alt.Color("verdict:N", scale=verdict_scale(verdicts or VERDICTS), title=None, legend=alt.Legend(orient="top")),
-        tooltip=[alt.Tooltip("k_label:N", title="K"), alt.Tooltip("score:Q", format=".2f"), "verdict:N"])
+        tooltip=[alt.Tooltip("k_label:N", title="K"), alt.Tooltip("score:Q", format=".2f"), alt.Tooltip("verdict:N")])
     labels = alt.Chart(series).mark_text(dy=-12, fontSize=11).encode(
         x=x, y=y, text=alt.Text("score:Q", format=".2f"))
     layers = [*_threshold_layers(thresholds, verdicts=verdicts, order=order), line, points, labels]
@@ -237,9 +237,9 @@ def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | N
         y=alt.Y("count:Q", title="restaurants"),
         color=alt.Color("version:N", scale=alt.Scale(domain=list(VERSION_HEX), range=list(VERSION_HEX.values())),
                         title=None, legend=alt.Legend(orient="top")),
-        tooltip=["version:N", alt.Tooltip("k_label:N", title="K"), "verdict:N", "count:Q"],
+        tooltip=[alt.Tooltip("version:N"), alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"), alt.Tooltip("count:Q")],
     )
-    layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text="count:Q"))
+    layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text=alt.Text("count:Q")))
     return layered.properties(height=190, width=125).facet(
         column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None)
     ).resolve_scale(y="independent")
@@ -261,8 +261,8 @@ def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame, thresholds
     color = alt.Color("version:N", scale=alt.Scale(domain=list(VERSION_HEX), range=list(VERSION_HEX.values())),
                       title=None, legend=alt.Legend(orient="top"))
     lines = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=80)).encode(
-        x=x, y=y, color=color, tooltip=["version:N", alt.Tooltip("k_label:N", title="K"),
-                                        alt.Tooltip("score:Q", format=".2f"), "verdict:N"])
+        x=x, y=y, color=color, tooltip=[alt.Tooltip("version:N"), alt.Tooltip("k_label:N", title="K"),
+                                        alt.Tooltip("score:Q", format=".2f"), alt.Tooltip("verdict:N")])
     layers = [*_threshold_layers(a, verdicts=verdicts, order=order)]
     if b.height and not b.equals(a):
         layers += _threshold_layers(b, dash=(1, 3), verdicts=verdicts, order=order)

@@ -67,6 +67,18 @@ def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingSt
     return _status(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
+    from core.judgments import list_judges
+
+    return [j["judge"] for j in list_judges(Workspace(Path(root)), dataset, task)]
+
+
+def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
+    """The judges with judgments of ``dataset``/``task`` (reading their logs costs ~100 ms a call)."""
+    return _judge_names(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
 def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: tuple) -> gt_views.GTInputs:
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
@@ -185,10 +197,19 @@ def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) ->
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
-    """A chart's Vega-Lite spec, built once per ``key`` (Altair's to_dict costs ~50 ms a chart).
+    """A chart's Vega-Lite spec, built once per ``key``, without Altair's JSON-schema validation.
 
+    Validation is most of a chart's cost (about half of it idle, up to 500 ms a chart on a loaded
+    machine: the whole spec is checked against the Vega-Lite schema) and changes nothing in it;
+    tests/core/test_charts.py builds every chart of core.charts with validation on.
     ``key`` must hold everything the chart depends on (callers pass the frame's cache key)."""
-    return _build().to_dict()
+    return unvalidated_spec(_build)
+
+
+def unvalidated_spec(build: Callable[[], Any]) -> dict:
+    """``build()``'s Altair chart as a Vega-Lite dict, without the JSON-schema validation of the
+    export (Altair's other checks, at construction, stay on)."""
+    return build().to_dict(validate=False)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

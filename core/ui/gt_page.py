@@ -28,6 +28,7 @@ K_FLIPS, K_SORT, K_SEARCH, K_ALL_ROWS = "gt.flips_only", "gt.sort", "gt.search",
 K_REST, K_AT, K_LAYOUT, K_EXPORT_K = "gt.business_id", "gt.k", "gt.layout", "gt.export_k"
 K_GRID, K_TABLE, K_TABLE_IDS, K_USE_OPENAI = "gt.grid_chart", "gt.table", "gt.table_ids", "gt.use_openai"
 K_RUN_REPORT, K_KS_DROPPED, K_PREFLIGHT = "gt.run_report", "gt.ks_dropped", "gt.preflight"
+K_TAB = "gt.tab"
 GRID_ROWS = 30
 K_CHOICES = ["25", "50", "100", "200", "all"]
 DEFAULT_KS = ["25", "50", "100", "200"]

@@ -17,7 +17,6 @@ import streamlit as st
 from core import charts, gt_views, ui
 from core.errors import WorkbenchError
 from core.ground_truth import k_label, verdict_changes
-from core.judgments import list_judges
 from core.overrides import add_override
 from core.tasks import get_task, task_ids
 from core.ui import cache, hosting
@@ -115,7 +114,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     if st.session_state.get(K_TASK) not in tasks:
         st.session_state[K_TASK] = tasks[0]
     task = st.session_state[K_TASK]
-    judges = [j["judge"] for j in list_judges(ws, dataset, task)]
+    judges = cache.judge_names(ws, dataset, task)
     if not judges:
         show(st.info, "No judgments for {d}/{t}: judge the reviews on the Ground truth page first.", d=dataset, t=task)
         st.page_link("app_pages/ground_truth.py", label="Ground truth", icon=":material/rule:")
@@ -165,7 +164,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
 
 def compare_selector(t: Trace) -> dict[int, dict[str, Any]]:
     """A second judge to show beside the traced one on every review card; its fields by idx."""
-    others = [j["judge"] for j in list_judges(t.ws, t.dataset, t.task) if j["judge"] != t.gt_judge]
+    others = [j for j in cache.judge_names(t.ws, t.dataset, t.task) if j != t.gt_judge]
     if not others:
         return {}
     chosen = st.selectbox("Compare with judge", others, key=K_COMPARE, index=None, placeholder="no second judge",

@@ -31,6 +31,9 @@ def test_compare_judges_section_shows_agreement_confusions_and_the_restaurant_th
     # the GT judge is offline: the page says so, with its agreement with the other (LLM-named) judge
     note = " ".join(i.value for i in at.info)
     assert "offline judge heuristic-v2" in note and f"LLM judge {JUDGE}" in note
+    assert "gt.compare.a" not in [s.key for s in at.selectbox]  # the comparison is drawn when its tab opens
+    at.session_state["gt.tab"] = "Compare judges"
+    at.run()
     at.selectbox(key="gt.compare.a").set_value(JUDGE).run()
     at.selectbox(key="gt.compare.b").set_value("heuristic-v2").run()
     assert not at.exception, at.exception
@@ -48,6 +51,8 @@ def test_compare_judges_needs_two_judges(app_factory, tmp_path):
     at = app_factory(ws.root).run()
     at.switch_page(GT).run()
     assert not at.exception, at.exception
+    at.session_state["gt.tab"] = "Compare judges"
+    at.run()
     assert any("needs two judgment sets" in c.value for c in at.caption)
 
 

@@ -65,3 +65,22 @@ def test_pages_hold_no_loader_sql_or_cache_clear():
         assert "st.cache_" not in text and "SELECT " not in text and "json.dumps" not in text, page
     glue = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "core" / "ui").glob("*.py"))
     assert ".clear()" not in glue  # a write invalidates through the stamps, never by clearing
+
+
+def test_chart_specs_skip_validation_but_are_the_validated_spec(tmp_path):
+    """cache.chart_spec exports without Altair's schema validation: the spec is the one a validated
+    to_dict gives."""
+    import altair as alt
+
+    from core import charts
+    from core.ground_truth import get_definition
+
+    ws = build_gt_workspace(tmp_path / "ws")
+    frame = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [25, 50, None])
+    series = gt_views.score_series(frame, FLIP)
+    thresholds = gt_views.score_thresholds(get_definition("v1"), [25, 50, None])
+
+    def build() -> alt.TopLevelMixin:
+        return charts.score_chart(series, thresholds)
+
+    assert cache.unvalidated_spec(build) == build().to_dict(validate=True)
