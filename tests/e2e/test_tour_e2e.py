@@ -49,8 +49,9 @@ def demo_copy(small_demo, tmp_path) -> Path:
 @pytest.fixture(scope="module")
 def gated(small_demo, tmp_path_factory):
     """One server for the role gates and the two raters, on its own demo copy: sign-in configured (an
-    [auth] section in the secrets: st.login, though nobody signs in here), a hosted demo, an LLM endpoint
-    configured (never called: every paid action is refused before it)."""
+    [auth] section in the secrets: st.login, though nobody signs in here) in the local mode, an LLM endpoint
+    configured (never called: every paid action is refused before it). The demo and team modes' gates are
+    tests/e2e/test_hosted_e2e.py's."""
     base = tmp_path_factory.mktemp("tour_gated")
     root = base / "ws"
     shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("jobs", "cache"))
@@ -59,7 +60,7 @@ def gated(small_demo, tmp_path_factory):
                        'client_id = "e2e"\nclient_secret = "e2e"\n'
                        'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n')
     server = StreamlitServer(root, extra_env={
-        "STREAMLIT_SECRETS_FILES": str(secrets), "WORKBENCH_HOSTED": "1", "WORKBENCH_ADMINS": "ana@example.org",
+        "STREAMLIT_SECRETS_FILES": str(secrets), "WORKBENCH_ADMINS": "ana@example.org",
         "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "e2e-key-never-used"})
     yield server, root
     server.stop()
@@ -329,7 +330,7 @@ def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
 @pytest.mark.xdist_group("tour_gated")
 def test_role_gates(chromium_browser, gated, watch):
     """As on main: a rater cannot open Label review, an adjudicator cannot grant roles, an admin can; with
-    sign-in configured a paid judge needs a signed-in admin; a hosted demo launches only the offline model."""
+    sign-in configured a paid judge needs a signed-in admin (the demo and team modes: test_hosted_e2e.py)."""
     server, _ = gated
     contexts = [chromium_browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(3)]
     rater, adjudicator, admin = (watch.attach(c.new_page(), who) for c, who in
@@ -363,15 +364,6 @@ def test_role_gates(chromium_browser, gated, watch):
         assert admin.get_by_role("button", name="Judge with the OpenAI judge").is_disabled()
         watch.check(admin, "33_gate_paid_judge", "Sign in as an admin to run a paid judge")
 
-        # a hosted demo: the Runs page offers the offline model only
-        admin.goto(f"{server.url}/runs")
-        wait_ready(admin, "Launch a run")
-        assert "Hosted demo: only the offline model and the baselines" in admin.inner_text("body")
-        admin.get_by_test_id("stSelectbox").filter(has_text="Model").locator("input").click()
-        options = [t.strip() for t in admin.get_by_role("option").all_inner_texts()]
-        admin.keyboard.press("Escape")
-        assert options == ["heuristic"], options
-        watch.check(admin, "34_gate_hosted_runs", "Launch a run")
     finally:
         print("gate seconds per page:", watch.seconds)
         for c in contexts:
