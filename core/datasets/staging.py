@@ -47,27 +47,36 @@ _ARROW_SCHEMA = pl.DataFrame(schema=REVIEW_SCHEMA).to_arrow().schema
 def text_hashes(texts: pl.Series) -> pl.Series:
     """First 16 hex characters of sha256 of each UTF-8 text (null for null), SPEC §2.2.
 
-    The loop runs in C (``map`` over slices of the Arrow buffer, one hex conversion for all
-    digests): Python-level work per review would cost more than sha256 itself.
-
     >>> text_hashes(pl.Series(["", None])).to_list()
     ['e3b0c44298fc1c14', None]
     """
-    arr = texts.cast(pl.String).to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    hashes = pl.from_arrow(arrow_text_hashes(texts.cast(pl.String).to_arrow()))
+    assert isinstance(hashes, pl.Series)
+    return hashes.cast(pl.String).alias("text_hash")
+
+
+def arrow_text_hashes(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """:func:`text_hashes` of an Arrow string array, as a ``large_string`` array.
+
+    The loop runs in C (``map`` over slices of the Arrow buffer, one hex conversion for all
+    digests): Python-level work per review would cost more than sha256 itself.
+    """
+    arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
     if arr.type != pa.large_string():
         arr = arr.cast(pa.large_string())
     if len(arr) == 0:
-        return pl.Series("text_hash", [], dtype=pl.String)
+        return pa.array([], type=pa.large_string())
     _validity, offsets_buf, data_buf = arr.buffers()
     offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
     data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
     slices = map(slice, offsets[:-1].tolist(), offsets[1:].tolist())
     digests = b"".join(map(_HASH_DIGEST, map(hashlib.sha256, map(data.__getitem__, slices))))
     firsts = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[:, :8]
-    hexes = pl.Series("text_hash", np.frombuffer(binascii.hexlify(firsts.tobytes()), dtype="S16")).cast(pl.String)
-    return pl.select(pl.when(texts.is_not_null()).then(hexes)).to_series().alias("text_hash")
+    hexes = binascii.hexlify(firsts.tobytes())
+    out_offsets = pa.py_buffer(np.arange(0, 16 * len(arr) + 1, 16, dtype=np.int64).tobytes())
+    validity = arr.is_valid().buffers()[1] if arr.null_count else None
+    return pa.Array.from_buffers(pa.large_string(), len(arr), [validity, out_offsets, pa.py_buffer(hexes)],
+                                 null_count=arr.null_count)
 
 
 def bucket_bounds(restaurants: pl.DataFrame, expected_rows: int) -> pl.Series:
@@ -123,23 +132,28 @@ class Stager:
             pending.result()
 
     def _write(self, frame: pl.DataFrame) -> None:
-        frame = frame.with_columns(text_hashes(frame["text"]))
+        table = frame.to_arrow()
+        table = table.append_column("text_hash", arrow_text_hashes(table.column("text")))
         if self.bounds is None or self.bounds.len() <= 1:
-            parts = {0: frame}
+            parts = [(0, table)]
         else:
             bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
-            parts = {int(k[0]): part for k, part in frame.with_columns(_bucket=bucket)
-                     .partition_by("_bucket", as_dict=True, include_key=False).items()}
-        for key, part in parts.items():
-            table = part.to_arrow()
+            keys = bucket.to_numpy()
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+            table = table.take(pa.array(order))
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            ends = np.r_[starts[1:], len(keys)]
+            parts = [(int(keys[a]), table.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
+        for key, part in parts:
             writer = self._writers.get(key)
             if writer is None:
                 self.work.mkdir(parents=True, exist_ok=True)
                 # uncompressed, no dictionaries: staging is written once and read once, soon
-                writer = pq.ParquetWriter(self.work / f"bucket{key:06d}.parquet", table.schema, compression="none",
+                writer = pq.ParquetWriter(self.work / f"bucket{key:06d}.parquet", part.schema, compression="none",
                                           use_dictionary=False, write_statistics=False)
                 self._writers[key] = writer
-            writer.write_table(table.cast(writer.schema))
+            writer.write_table(part.cast(writer.schema))
 
     def reset(self) -> None:
         """Drop everything staged (a reader that doubted its fast path starts over)."""
@@ -168,19 +182,28 @@ class Stager:
     def _buckets(self) -> list[Path]:
         return sorted(self.work.glob("bucket*.parquet"))
 
-    def _sorted(self, path: Path, number: bool) -> Iterator[pl.DataFrame]:
-        """One bucket's reviews in final order: newest first per business (``number``: assign
-        idx, ties by review_id), else by the idx the source gave."""
-        if path.stat().st_size <= MEMORY_SORT_BYTES:
-            frame = pl.read_parquet(path)
-            if number:
-                yield number_newest_first(frame)
-            else:
-                yield frame.sort(["business_id", "idx"])
-            return
-        yield from self._duckdb_sorted(path, number)
+    def _memory_sorted(self, path: Path, number: bool) -> pa.Table | None:
+        """One bucket's reviews in final order, sorted in memory; None when it is too big for that.
 
-    def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pl.DataFrame]:
+        ``number``: sort newest first per business and assign idx (ties by review_id); else
+        keep the idx the source gave. Only the sort keys go through polars: the texts stay in
+        Arrow and are moved once.
+        """
+        if path.stat().st_size > MEMORY_SORT_BYTES:
+            return None
+        table = pq.read_table(path)
+        if number:
+            keys = pl.from_arrow(table.select(["business_id", "date", "review_id"]))
+            assert isinstance(keys, pl.DataFrame)
+            order = number_newest_first(keys.with_row_index("_row"))
+            table = table.take(order["_row"].to_arrow()).append_column("idx", order["idx"].to_arrow())
+        else:
+            keys = pl.from_arrow(table.select(["business_id", "idx"]))
+            assert isinstance(keys, pl.DataFrame)
+            table = table.take(keys.with_row_index("_row").sort(["business_id", "idx"])["_row"].to_arrow())
+        return table
+
+    def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pa.Table]:
         spill = self.work / f"duckdb-{path.stem}"
         spill.mkdir()
         out = self.work / f"sorted-{path.name}"
@@ -204,9 +227,7 @@ class Stager:
             shutil.rmtree(spill, ignore_errors=True)
         try:
             for batch in pq.ParquetFile(out).iter_batches(batch_size=BUCKET_ROWS):
-                frame = pl.from_arrow(batch)
-                assert isinstance(frame, pl.DataFrame)
-                yield frame
+                yield pa.Table.from_batches([batch])
         finally:
             out.unlink()
 
@@ -223,12 +244,21 @@ class Stager:
         self.close()
         counts = []
         buckets = self._buckets()
-        with _RowGroupWriter(out) as writer:
+        # the next bucket is read and sorted (outside the GIL) while this one is written
+        with _RowGroupWriter(out) as writer, ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = pool.submit(self._memory_sorted, buckets[0], number) if buckets else None
             for done, path in enumerate(buckets):
                 progress(done, len(buckets), f"sorting and writing reviews ({done}/{len(buckets)} buckets)")
-                for frame in self._sorted(path, number):
-                    counts.append(frame.group_by("business_id", maintain_order=True).len("n"))
-                    writer.write(frame.with_columns(dataset=pl.lit(dataset, dtype=pl.String)).select(_ARROW_SCHEMA.names))
+                assert ahead is not None
+                sorted_bucket = ahead.result()
+                ahead = pool.submit(self._memory_sorted, buckets[done + 1], number) if done + 1 < len(buckets) else None
+                frames = [sorted_bucket] if sorted_bucket is not None else self._duckdb_sorted(path, number)
+                for table in frames:
+                    keys = pl.from_arrow(table.select(["business_id"]))
+                    assert isinstance(keys, pl.DataFrame)
+                    counts.append(keys.group_by("business_id", maintain_order=True).len("n"))
+                    writer.write(_final(table, dataset))
+                del frames, sorted_bucket
                 path.unlink()
         if not counts:
             return pl.DataFrame(schema={"business_id": pl.String, "n": pl.UInt32})
@@ -241,6 +271,13 @@ def number_newest_first(reviews: pl.DataFrame) -> pl.DataFrame:
     return ordered.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("business_id"))
 
 
+def _final(table: pa.Table, dataset: str) -> pa.Table:
+    """The reviews table's columns, in order and type, with ``dataset`` filled in."""
+    name = pa.repeat(pa.scalar(dataset, pa.large_string()), table.num_rows)
+    columns = [name if c == "dataset" else table.column(c) for c in _ARROW_SCHEMA.names]
+    return pa.Table.from_arrays(columns, names=_ARROW_SCHEMA.names).cast(_ARROW_SCHEMA)
+
+
 def _sql_path(path: Path) -> str:
     # DDL and COPY take no parameters: only paths we built ourselves are quoted into them.
     return str(path).replace("'", "''")
@@ -251,14 +288,15 @@ class _RowGroupWriter:
     rows (the last one excepted), whatever the frames' sizes."""
 
     def __init__(self, path: Path) -> None:
-        self._writer = pq.ParquetWriter(path, _ARROW_SCHEMA, compression="zstd", write_statistics=True)
+        # dictionaries only where values repeat (a dictionary of unique texts is built, then dropped)
+        self._writer = pq.ParquetWriter(path, _ARROW_SCHEMA, compression="zstd", write_statistics=True,
+                                        use_dictionary=["dataset", "business_id", "date", "user_id"])
         self._pending: pa.Table | None = None
 
     def __enter__(self) -> _RowGroupWriter:
         return self
 
-    def write(self, frame: pl.DataFrame) -> None:
-        table = frame.to_arrow().cast(_ARROW_SCHEMA)
+    def write(self, table: pa.Table) -> None:
         pending = table if self._pending is None else pa.concat_tables([self._pending, table])
         while pending.num_rows >= REVIEW_ROW_GROUP:
             self._writer.write_table(pending.slice(0, REVIEW_ROW_GROUP), row_group_size=REVIEW_ROW_GROUP)

@@ -184,7 +184,8 @@ def write_streamed(
                 work = tmp / "staged"
                 restaurants, stager, number = stage(work)
                 counts = stager.finish(tmp / TABLES[1], name, number=number, progress=progress)
-                shutil.rmtree(work, ignore_errors=True)
+                if work.exists():  # staged rows never reach the dataset folder
+                    shutil.rmtree(work)
                 restaurants = restaurants_table(restaurants, counts, name)
                 restaurants.write_parquet(tmp / TABLES[0], compression="zstd", statistics=True)
                 progress(0, 1, "hashing tables")

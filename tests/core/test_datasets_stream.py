@@ -161,3 +161,11 @@ def test_staged_rows_live_inside_the_atomic_staging_folder_and_go(workspace, tmp
     assert sorted(p.name for p in workspace.dataset_dir("d").iterdir()) == [
         "dataset.lock.json", "restaurants.parquet", "reviews.parquet"]
     assert verify_dataset(workspace, "d")["ok"]
+
+
+def test_scale_restaurants_without_reviews_give_an_empty_reviews_table(workspace, tmp_path):
+    source = tmp_path / "s.jsonl"
+    source.write_text(json.dumps({"business_id": "A", "business": {"business_id": "A", "name": "x"}, "reviews": []}) + "\n")
+    assert import_dataset(workspace, "e", source)["counts"] == {"restaurants": 1, "reviews": 0}
+    restaurants, reviews = tables(workspace, "e")
+    assert reviews.height == 0 and reviews.columns[-1] == "text_hash" and restaurants["n_reviews"].to_list() == [0]
