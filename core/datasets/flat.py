@@ -99,7 +99,7 @@ def _fast_chunks(path: Path, fmt: str) -> Iterator[tuple[int, pl.DataFrame | Non
     a chunk is None when polars cannot read it as typed."""
     if fmt == JSONL:
         done = 0
-        for _line, block in line_blocks(path):
+        for block in line_blocks(path):
             done += len(block)
             if not block.strip():
                 continue

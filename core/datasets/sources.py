@@ -8,6 +8,7 @@ on the first line is tolerated; anything else that is not one JSON object per li
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -141,27 +142,21 @@ def iter_parquet_rows(path: Path, columns: list[str] | None = None) -> Iterator[
             yield row, rec
 
 
-def line_blocks(path: Path, block_bytes: int | None = None) -> Iterator[tuple[int, bytes]]:
-    """A JSON-lines file as ``(first_line_number, bytes)`` blocks of whole lines (about
-    ``block_bytes``, default :data:`BLOCK_BYTES`, each; a block ends at a newline or the end)."""
+def line_blocks(path: Path, block_bytes: int | None = None) -> Iterator[bytes]:
+    """A JSON-lines file as blocks of whole lines, about ``block_bytes`` (default
+    :data:`BLOCK_BYTES`) each: a block ends after its last newline (or at the end of the file)."""
     block_bytes = block_bytes or BLOCK_BYTES
-    line = 1
-    rest = b""
     with open(path, "rb") as fh:
-        while True:
-            block = fh.read(block_bytes)
-            if not block:
-                if rest:
-                    yield line, rest
-                return
-            data = rest + block if rest else block
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            data, rest = data[:cut], data[cut:]
-            yield line, data
-            line += data.count(b"\n")
+        while block := fh.read(block_bytes):
+            cut = block.rfind(b"\n") + 1
+            while cut == 0 and (more := fh.read(block_bytes)):  # a line longer than a block
+                found = more.rfind(b"\n") + 1
+                cut = len(block) + found if found else 0
+                block += more
+            if 0 < cut < len(block):
+                fh.seek(cut - len(block), os.SEEK_CUR)  # the partial line starts the next block
+                block = block[:cut]
+            yield block
 
 
 def iter_records(path: Path, fmt: str, columns: list[str] | None = None) -> Iterator[tuple[int, Any]]:

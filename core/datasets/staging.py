@@ -132,16 +132,20 @@ class Stager:
             pending.result()
 
     def _write(self, frame: pl.DataFrame) -> None:
-        table = frame.to_arrow()
-        table = table.append_column("text_hash", arrow_text_hashes(table.column("text")))
+        # rows are moved in polars (its strings are views: a sort moves 16 bytes a row), then
+        # converted to Arrow once; the texts are hashed from that Arrow buffer
         if self.bounds is None or self.bounds.len() <= 1:
-            parts = [(0, table)]
+            keys = None
         else:
             bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
-            keys = bucket.to_numpy()
-            order = np.argsort(keys, kind="stable")
-            keys = keys[order]
-            table = table.take(pa.array(order))
+            frame = frame.with_columns(_bucket=bucket).sort("_bucket")
+            keys = frame["_bucket"].to_numpy()
+            frame = frame.drop("_bucket")
+        table = frame.to_arrow()
+        table = table.append_column("text_hash", arrow_text_hashes(table.column("text")))
+        if keys is None:
+            parts = [(0, table)]
+        else:
             starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
             ends = np.r_[starts[1:], len(keys)]
             parts = [(int(keys[a]), table.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
@@ -182,28 +186,18 @@ class Stager:
     def _buckets(self) -> list[Path]:
         return sorted(self.work.glob("bucket*.parquet"))
 
-    def _memory_sorted(self, path: Path, number: bool) -> pa.Table | None:
+    def _memory_sorted(self, path: Path, number: bool) -> pl.DataFrame | None:
         """One bucket's reviews in final order, sorted in memory; None when it is too big for that.
 
         ``number``: sort newest first per business and assign idx (ties by review_id); else
-        keep the idx the source gave. Only the sort keys go through polars: the texts stay in
-        Arrow and are moved once.
+        keep the idx the source gave.
         """
         if path.stat().st_size > MEMORY_SORT_BYTES:
             return None
-        table = pq.read_table(path)
-        if number:
-            keys = pl.from_arrow(table.select(["business_id", "date", "review_id"]))
-            assert isinstance(keys, pl.DataFrame)
-            order = number_newest_first(keys.with_row_index("_row"))
-            table = table.take(order["_row"].to_arrow()).append_column("idx", order["idx"].to_arrow())
-        else:
-            keys = pl.from_arrow(table.select(["business_id", "idx"]))
-            assert isinstance(keys, pl.DataFrame)
-            table = table.take(keys.with_row_index("_row").sort(["business_id", "idx"])["_row"].to_arrow())
-        return table
+        frame = pl.read_parquet(path)
+        return number_newest_first(frame) if number else frame.sort(["business_id", "idx"])
 
-    def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pa.Table]:
+    def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pl.DataFrame]:
         spill = self.work / f"duckdb-{path.stem}"
         spill.mkdir()
         out = self.work / f"sorted-{path.name}"
@@ -227,7 +221,9 @@ class Stager:
             shutil.rmtree(spill, ignore_errors=True)
         try:
             for batch in pq.ParquetFile(out).iter_batches(batch_size=BUCKET_ROWS):
-                yield pa.Table.from_batches([batch])
+                frame = pl.from_arrow(batch)
+                assert isinstance(frame, pl.DataFrame)
+                yield frame
         finally:
             out.unlink()
 
@@ -253,11 +249,9 @@ class Stager:
                 sorted_bucket = ahead.result()
                 ahead = pool.submit(self._memory_sorted, buckets[done + 1], number) if done + 1 < len(buckets) else None
                 frames = [sorted_bucket] if sorted_bucket is not None else self._duckdb_sorted(path, number)
-                for table in frames:
-                    keys = pl.from_arrow(table.select(["business_id"]))
-                    assert isinstance(keys, pl.DataFrame)
-                    counts.append(keys.group_by("business_id", maintain_order=True).len("n"))
-                    writer.write(_final(table, dataset))
+                for frame in frames:
+                    counts.append(frame.group_by("business_id", maintain_order=True).len("n"))
+                    writer.write(_final(frame.to_arrow(), dataset))
                 del frames, sorted_bucket
                 path.unlink()
         if not counts:

@@ -169,3 +169,14 @@ def test_scale_restaurants_without_reviews_give_an_empty_reviews_table(workspace
     assert import_dataset(workspace, "e", source)["counts"] == {"restaurants": 1, "reviews": 0}
     restaurants, reviews = tables(workspace, "e")
     assert reviews.height == 0 and reviews.columns[-1] == "text_hash" and restaurants["n_reviews"].to_list() == [0]
+
+
+@pytest.mark.parametrize("block", [1, 3, 7, 64, 10_000])
+@pytest.mark.parametrize("content", [b"", b"{}", b"{}\n", b'{"a": 1}\n\n{"b": "long line ' + b"x" * 50 + b'"}\n{"c": 3}',
+                                     b"\n\n\n", b"no newline at all" * 5])
+def test_line_blocks_are_whole_lines_that_rebuild_the_file(tmp_path, block, content):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(content)
+    blocks = list(sources_module.line_blocks(path, block))
+    assert b"".join(blocks) == content
+    assert all(b and b.endswith(b"\n") for b in blocks[:-1])
