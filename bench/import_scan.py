@@ -162,16 +162,21 @@ def inmemory_import(ws: Workspace, name: str, review_path: Path, business_path: 
 
 
 def child(kind: str, root: Path, review_path: Path, business_path: Path) -> None:
-    """Run one import in this process and print ``{seconds, peak_bytes, reviews}`` as JSON."""
+    """Run one import in this process and print ``{seconds, cpu, peak_bytes, reviews}`` as JSON
+    (``cpu``: user + system seconds of all its threads, a figure a busy machine distorts less)."""
     ws = Workspace(root).ensure("bench")
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_before = before.ru_utime + before.ru_stime
     started = time.perf_counter()
     if kind == "streaming":
         result = import_dataset(ws, "bench", review_path, business_path=business_path)
     else:
         result = inmemory_import(ws, "bench", review_path, business_path)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kB on Linux
-    print(json.dumps({"seconds": seconds, "peak_bytes": peak, "reviews": result["counts"]["reviews"]}))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime - cpu_before,
+                      "peak_bytes": usage.ru_maxrss * 1024,  # kB on Linux
+                      "reviews": result["counts"]["reviews"]}))
 
 
 def run_child(kind: str, root: Path, review_path: Path, business_path: Path) -> dict:
@@ -245,7 +250,8 @@ def baseline_run(review_path: Path, out: Path, sample: list[str]) -> dict[str, f
 
 
 def _import_line(label: str, run: dict, n: int) -> str:
-    return (f"{label:<40}{run['seconds']:>9.2f}s{run['seconds'] / n * 1e6:>9.2f}{run['peak_bytes'] / 2**30:>9.2f}")
+    return (f"{label:<40}{run['seconds']:>9.2f}s{run['seconds'] / n * 1e6:>9.2f}{run['cpu'] / n * 1e6:>11.2f}"
+            f"{run['peak_bytes'] / 2**30:>9.2f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -284,14 +290,15 @@ def main(argv: list[str] | None = None) -> int:
                             run_child("memory", folder / "ws-memory", small, business_path), baseline_n))
             shutil.rmtree(folder / "ws-prefix", ignore_errors=True)
             shutil.rmtree(folder / "ws-memory", ignore_errors=True)
-        print(f"\n{'import (read, check, sort, store)':<40}{'time':>10}{'s/M':>9}{'peak GB':>9}")
+        print(f"\n{'import (read, check, sort, store)':<40}{'time':>10}{'s/M':>9}{'CPU s/M':>11}{'peak GB':>9}")
         for label, run, n in imports:
             assert run["reviews"] == n, (label, run)
             print(_import_line(label, run, n))
         if len(imports) > 1:
             stream = imports[-2][1]["seconds"] / imports[-2][2]
             memory = imports[-1][1]["seconds"] / imports[-1][2]
-            print(f"streaming / in-memory time per review at {baseline_n:,}: {stream / memory:.2f}x")
+            cpu = (imports[-2][1]["cpu"] / imports[-2][2]) / (imports[-1][1]["cpu"] / imports[-1][2])
+            print(f"streaming / in-memory per review at {baseline_n:,}: time {stream / memory:.2f}x, CPU {cpu:.2f}x")
 
         sample = [f"b{b:021d}" for b in range(0, args.businesses, max(1, args.businesses // 7))][:7]
         wb = workbench_run(folder / "ws", sample)
