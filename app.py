@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import altair  # noqa: F401 - loaded with the app (~0.2 s), not by the first page that draws a chart
 import streamlit as st
 
 from core import ui

@@ -17,7 +17,7 @@ PCT = st.column_config.NumberColumn(format="%.0f%%")
 NUM = st.column_config.NumberColumn(format="%+.3f")
 
 ws = ui.current_workspace()
-st.title("Perspective analysis")
+ui.page_header("Perspective analysis")
 st.caption("Scores on the landlord–tenant axis: −1 sides with the tenant, 0 balanced, +1 sides with the landlord.")
 runs = page.scored_runs(ws)
 if not runs:
@@ -41,7 +41,7 @@ if st.session_state.get(K_PROJECT) not in options:
 c2.selectbox("Human audit (labeling project)", options, key=K_PROJECT,
              help="A project made by `python -m core study audit`; raters saw neither perspective nor score.")
 c3.number_input("Stance bin ±", min_value=0.0, max_value=0.95, step=0.05, key=K_BINS,
-                help="Scores beyond ± this value count as taking a side (SPEC §6.4 bins).")
+                help="Scores beyond ± this value count as taking a side.")
 project = None if st.session_state[K_PROJECT] == page.NO_AUDIT else st.session_state[K_PROJECT]
 rep = page.load_analysis(ws, run, project, float(st.session_state[K_BINS]))
 

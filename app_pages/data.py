@@ -13,9 +13,8 @@ from core.ui import cache, data_page
 from core.ui.text import show
 
 K_NAME, K_CAT, K_STARS, K_RPAGE = "data.name", "data.category", "data.stars", "data.restaurant_page"
-K_SELECTED, K_TEXT, K_RSTARS, K_DATES, K_VPAGE = (
-    "data.business_id", "data.text", "data.review_stars", "data.dates", "data.review_page",
-)
+K_TEXT, K_RSTARS, K_DATES, K_FIND = "data.text", "data.review_stars", "data.dates", "data.find"
+K_SELECTED, K_VPAGE = data_page.K_SELECTED, data_page.K_VPAGE
 RESTAURANT_PAGE_SIZE, REVIEW_PAGE_SIZE = 50, 20
 
 ws = ui.current_workspace()
@@ -33,8 +32,9 @@ except WorkbenchError as exc:
     st.error(str(exc), icon=":material/lock:")
     st.stop()
 
-if "business_id" in st.query_params:
-    st.session_state[K_SELECTED] = st.query_params["business_id"]
+if st.query_params.get("business_id") not in (None, st.session_state.get(K_SELECTED)):  # a link picks its restaurant
+    data_page.select_restaurant(st.query_params["business_id"])
+    st.session_state[data_page.K_SHOW_PAGE] = True
 for key, default in ((K_RPAGE, 0), (K_VPAGE, 0)):
     st.session_state.setdefault(key, default)
 
@@ -43,46 +43,41 @@ def _reset_restaurant_page() -> None:
     st.session_state[K_RPAGE] = 0
 
 
+def _find() -> None:
+    _reset_restaurant_page()
+    st.session_state[K_FIND] = bool(st.session_state[K_NAME])
+
+
 def _reset_review_page() -> None:
     st.session_state[K_VPAGE] = 0
 
 
-list_col, detail_col = st.columns([5, 6], gap="large")
+list_col, detail_col = st.columns([1, 1], gap="medium")
 
 with list_col:
     show(st.subheader, "Restaurants of {d}", d=dataset)
     c1, c2 = st.columns(2)
-    c1.text_input("Search by name", key=K_NAME, on_change=_reset_restaurant_page, placeholder="e.g. pho")
+    c1.text_input("Search by name", key=K_NAME, on_change=_find, placeholder="e.g. pho")
     c2.selectbox("Category", [""] + browse.categories(db, dataset), key=K_CAT, on_change=_reset_restaurant_page,
                  format_func=lambda c: c or "All categories")
     st.slider("Restaurant stars", 0.0, 5.0, (0.0, 5.0), step=0.5, key=K_STARS, on_change=_reset_restaurant_page,
               help="The full range also lists restaurants without stars.")
     lo, hi = st.session_state[K_STARS]
     rfilter = browse.RestaurantFilter(st.session_state[K_NAME], st.session_state[K_CAT], lo, hi)
+    if st.session_state.pop(data_page.K_SHOW_PAGE, False):  # chosen by a link: open the list at its page
+        data_page.open_page_of(db, dataset, rfilter, K_RPAGE, RESTAURANT_PAGE_SIZE)
     rpage = browse.list_restaurants(db, dataset, rfilter, page=st.session_state[K_RPAGE],
                                     page_size=RESTAURANT_PAGE_SIZE)
-    event = st.dataframe(
-        rpage.rows.select("name", "stars", "n_reviews", "city"),  # categories: in the header and the filter
-        key="data.restaurant_table", on_select="rerun", selection_mode="single-row", hide_index=True,
-        width="stretch", height=420, placeholder="—",
-        column_config={"name": st.column_config.TextColumn("restaurant", pinned=True),
-                       "stars": st.column_config.NumberColumn(format="%.1f ★", width="small"),
-                       "n_reviews": st.column_config.NumberColumn("reviews", width="small"),
-                       "city": st.column_config.TextColumn(width="medium")},
-    )
-    if event.selection.rows:
-        chosen = rpage.rows["business_id"][event.selection.rows[0]]
-        if chosen != st.session_state.get(K_SELECTED):
-            st.session_state[K_SELECTED] = chosen
-            st.session_state[K_VPAGE] = 0
-            st.query_params["business_id"] = chosen
+    selected = st.session_state.get(K_SELECTED)
+    info = browse.restaurant(db, dataset, selected) if selected else None
+    # "Search by name" selects its best match; with no (valid) selection the first row is selected
+    if (st.session_state.pop(K_FIND, False) or info is None) and rpage.rows.height:
+        data_page.select_restaurant(rpage.rows["business_id"][0])
+        info = browse.restaurant(db, dataset, rpage.rows["business_id"][0])
+    data_page.restaurant_table(rpage.rows, st.session_state.get(K_SELECTED), info["name"] if info else "")
     data_page.pager(K_RPAGE, rpage, "Restaurants")
 
 with detail_col:
-    business_id = st.session_state.get(K_SELECTED)
-    info = browse.restaurant(db, dataset, business_id) if business_id else None
-    if info is None and rpage.rows.height:
-        info = browse.restaurant(db, dataset, rpage.rows["business_id"][0])
     if info is None:
         st.info("No restaurant matches these filters.")
         st.stop()

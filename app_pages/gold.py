@@ -20,7 +20,7 @@ K_STATUS, K_SAMPLE, K_A, K_B, K_PROJECT, K_FLASH = ("gold.status", "gold.sample"
 K_SCORED = "gold.scored"  # reports scored by an endpoint method, by (set, source, method)
 
 ws = ui.current_workspace()
-st.title("Gold answers")
+ui.page_header("Gold answers")
 sets = store.list_sets(ws)
 if not sets:
     st.info("No gold set in this workspace: put `*_eval.jsonl` files in `gold/sets/NAME/`, or run "

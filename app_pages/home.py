@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import overview, ui
+from core.ui import home
 from core.ui.text import show
 
 ws = ui.current_workspace()
@@ -24,9 +25,12 @@ metrics = st.columns(len(summary.headline) + 3)
 for col, (label, value) in zip(metrics, summary.headline.items(), strict=False):
     col.metric(label, value)
 
+home.show_problems(ws)  # unreadable files, with the reason
+
 st.subheader("Pages")
-cols = st.columns(len(ui.PAGES))
-for col, spec in zip(cols, ui.PAGES, strict=True):
+PER_ROW = 5  # ten pages in one row squeeze each card to a letter
+cols = [col for start in range(0, len(ui.PAGES), PER_ROW) for col in st.columns(PER_ROW)]
+for col, spec in zip(cols, ui.PAGES, strict=False):
     with col.container(border=True, height="stretch"):
         st.page_link(spec.path, label=spec.title, icon=spec.icon)
         st.caption(spec.description)

@@ -15,7 +15,7 @@ from core.ui import label_review as page
 K_PROJECT, K_SECTION, K_MODELS = "label_review.project", "label_review.section", "label_review.include_models"
 
 ws = ui.current_workspace()
-st.title("Label review")
+ui.page_header("Label review")
 if not label_store.store_exists(ws.root):
     st.info("No label store in this workspace yet: `workbench labels init NAME`.")
     st.stop()

@@ -15,7 +15,7 @@ from core.ui import labeling as page
 K_PROJECT = "labeling.project"
 
 ws = ui.current_workspace()
-st.title("Labeling")
+ui.page_header("Labeling")
 
 if not label_store.store_exists(ws.root):
     st.info("No label store in this workspace yet. Create a project with "

@@ -7,7 +7,6 @@ import streamlit as st
 
 from core import result_charts as rc
 from core import ui
-from core.ui import judges as ui_judges
 from core.ui import results as ur
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
@@ -17,8 +16,8 @@ MODES = ("One run", "Compare runs")
 NUM = st.column_config.NumberColumn
 
 ws = ui.current_workspace()
-st.title("Results")
-st.caption("How well each method run scores against GT (SPEC §5): ordinal AUPRC, process and consistency with "
+ui.page_header("Results")
+st.caption("How well each method run scores against GT: ordinal AUPRC, process and consistency with "
            "bootstrap 95 % intervals over restaurants, and which restaurants it gets wrong.")
 stamps = ur.run_stamps(ws.runs_dir)
 if not stamps:
@@ -44,11 +43,11 @@ if mode == MODES[0]:
         col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help="✓ above the 75 % target")
         col.caption(ci or "no interval")
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
-    st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}** (SPEC §5.1)"
+    st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}**"
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
                + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
                + f" · K={run.get('k')} · policy {run.get('policy_id')}")
-    offline = ui_judges.offline_provenance(ws, run)
+    offline = ur.offline_note(ws, run)
     if offline:
         st.info(offline, icon=":material/info:")
     t_rank, t_proc, t_verd, t_cons, t_rest = st.tabs(["Ranking", "Process", "Verdicts", "Consistency", "Restaurants"])

@@ -14,7 +14,7 @@ K_K, K_N, K_CONC, K_ACTIVE = "runs.k", "runs.n", "runs.concurrency", "runs.activ
 
 ws = ui.current_workspace()
 dataset = ui.current_dataset(ws)
-st.title("Runs")
+ui.page_header("Runs")
 st.caption("Run a method over the first K reviews of each restaurant. A run is a background job: it keeps "
            "going when you close this tab, and any session sees its progress.")
 if not dataset:
@@ -119,10 +119,10 @@ if table.is_empty():
     st.caption("No runs yet.")
 else:
     st.dataframe(table, hide_index=True, placeholder="—", width="stretch", column_config={
-        "run_id": st.column_config.TextColumn("Run", width="large"),
+        "run_id": st.column_config.TextColumn("Run", width=140),  # the whole table fits a 1280 px window
         "status": "Status", "method": "Method", "model": "Model", "policy": "Policy", "k": "K",
-        "done": "Samples", "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
+        "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
-        "elapsed_s": st.column_config.NumberColumn("Duration", format="%.1f s"),
+        "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),
         "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

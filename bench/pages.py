@@ -11,8 +11,9 @@ time), later passes the warm ``st.cache_data`` a returning user gets. Writes (ov
 clear the caches by design, so they are always cold. Exit code 1 when a warm median is over budget.
 
 The Results page is played on its own workspace of ``--results-runs`` synthetic scored runs
-(``core.metrics.synthetic``, 1,000 bootstrap resamples each) of ``--results-restaurants``
-restaurants; ``--only results`` skips the GT and Trace pages.
+(``core.metrics.synthetic``, 1,000 bootstrap resamples each, each folder with its results.json and
+summary.json as a run leaves them) of ``--results-restaurants`` restaurants; ``--only results``
+skips the GT and Trace pages. Pass 1 of the Results page is cold: a fresh process, nothing cached.
 """
 
 from __future__ import annotations
@@ -144,6 +145,7 @@ def _results_workspace(n_runs: int, n_restaurants: int) -> Path:
     import json
 
     from core.metrics import score_results
+    from core.metrics.io import write_run_summary
     from core.metrics.synthetic import synthetic_run
     from core.workspace import Workspace
 
@@ -160,6 +162,7 @@ def _results_workspace(n_runs: int, n_restaurants: int) -> Path:
         folder = root / "runs" / scored["run_id"]
         folder.mkdir(parents=True)
         (folder / "results.json").write_text(json.dumps(scored), encoding="utf-8")
+        write_run_summary(folder, scored)  # as `run` and `runs import` leave it beside results.json
     return root
 
 

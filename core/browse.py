@@ -90,6 +90,17 @@ def list_restaurants(db: Database, dataset: str, f: RestaurantFilter, *, page: i
                   "name, business_id", params, page, page_size)
 
 
+def restaurant_position(db: Database, dataset: str, f: RestaurantFilter, business_id: str) -> int | None:
+    """0-based position of ``business_id`` in :func:`list_restaurants`'s order under ``f``, or None
+    when the filter leaves it out (the page that holds it is ``position // page_size``)."""
+    where, params = _restaurant_where(f)
+    params.update(dataset=db.require_dataset(dataset), business_id=business_id)
+    value = db.scalar(
+        f"SELECT pos FROM (SELECT business_id, row_number() OVER (ORDER BY name, business_id) - 1 AS pos "  # noqa: S608
+        f"FROM restaurants WHERE {where}) WHERE business_id = $business_id", params)
+    return None if value is None else int(value)
+
+
 def categories(db: Database, dataset: str, *, top: int = 200) -> list[str]:
     """The most common categories of a dataset's restaurants, most frequent first."""
     rows = db.query(

@@ -3,12 +3,14 @@
 Everything the workbench writes goes through here: a file is written to a temporary name in the
 same folder and renamed over the target, so a reader sees the old file or the new one, never half
 of one. Append-only logs (judgments, run samples) are appended line by line with fsync; a line torn
-by a killed process is dropped when the log is read, and the next append starts on a fresh line.
+by a killed process (the last line, without its newline) is dropped and counted when the log is
+read and cut off by the next append; a broken line anywhere else is an error naming file and line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -145,11 +147,34 @@ def atomic_dir(target: str | Path, *, staging: str | Path | None = None) -> Iter
             shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _torn_tail(fh: Any) -> int | None:
+    """Offset where the file's last line starts when that line has no newline (a writer killed
+    mid-line), else None. Reads backwards from the end in blocks."""
+    end = fh.seek(0, os.SEEK_END)
+    if end == 0:
+        return None
+    fh.seek(end - 1)
+    if fh.read(1) == b"\n":
+        return None
+    pos = end
+    while pos > 0:
+        step = min(1 << 16, pos)
+        pos -= step
+        fh.seek(pos)
+        block = fh.read(step)
+        cut = block.rfind(b"\n")
+        if cut >= 0:
+            return pos + cut + 1
+    return 0
+
+
 def append_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
     """Append ``rows`` to a JSONL log durably (flush + fsync). Returns the number appended.
 
-    If the file ends in a torn line (a killed writer), a newline is written first so the torn
-    fragment stays on its own line, where :func:`read_jsonl_log` drops it.
+    If the file ends in a line without its newline, that line is either a whole record (a file
+    edited by hand: the newline is added) or a fragment torn by a killed writer, which is cut off
+    before appending: it never held a finished record, and left in place it would become a broken
+    line in the middle of the log, which :func:`read_jsonl_log` refuses.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,34 +182,83 @@ def append_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
     if not lines:
         return 0
     with open(path, "ab+") as fh:
-        fh.seek(0, os.SEEK_END)
-        if fh.tell() > 0:
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) != b"\n":
+        # Appenders of one log (two run jobs sharing the LLM cache, say) take turns: one never sees
+        # another's half-written tail as torn and cuts it. The kernel drops the lock if we are killed.
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        start = _torn_tail(fh)
+        if start is not None:
+            fh.seek(start)
+            if _json_object(fh.read()) is None:
+                fh.truncate(start)
+            else:
                 fh.write(b"\n")
+        fh.seek(0, os.SEEK_END)
         fh.write("".join(lines).encode("utf-8"))
         fh.flush()
         os.fsync(fh.fileno())
     return len(lines)
 
 
-def read_jsonl_log(path: str | Path) -> list[dict[str, Any]]:
-    """Read an append-only JSONL log, skipping blank lines and lines torn by a crash."""
+def _json_object(raw: bytes) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+class LogRows(list):  # type: ignore[type-arg]
+    """The records of an append-only JSONL log (a list of dicts); ``torn`` counts the torn last
+    line that was dropped (0 or 1)."""
+
+    torn: int = 0
+
+
+def read_jsonl_log(path: str | Path) -> LogRows:
+    r"""Read an append-only JSONL log: one JSON object per line, blank lines skipped.
+
+    Only the last line may be broken, and only when it has no newline: a writer killed mid-line
+    leaves it, and it is dropped and counted in ``.torn``. Any other unreadable line is damage,
+    not a crash: a :class:`core.errors.DataError` naming the file and the line.
+
+    >>> import tempfile, pathlib
+    >>> log = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
+    >>> _ = log.write_bytes(b'{"i": 0}\n\n{"i": 1}\n{"i": 2, "te')
+    >>> rows = read_jsonl_log(log)
+    >>> rows, rows.torn
+    ([{'i': 0}, {'i': 1}], 1)
+    >>> _ = log.write_bytes(b'{"i": 0}\n{"i": 1, "te\n{"i": 2}\n')
+    >>> read_jsonl_log(log)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    core.errors.DataError: ...log.jsonl:2: not valid JSON (...)
+    """
+    from core.errors import DataError
+
     path = Path(path)
+    out = LogRows()
     if not path.exists():
-        return []
-    out: list[dict[str, Any]] = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
+        return out
+    raw = path.read_bytes()
+    lines = raw.split(b"\n")
+    last = len(lines) - 1  # the text after the final newline ("" when the file ends cleanly)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # torn by a killed writer
-            if isinstance(obj, dict):
-                out.append(obj)
+                text = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not UTF-8 text (byte {exc.start})", path=path, line=number) from None
+            obj = parse_json_text(text, path=path, line=number)
+            if not isinstance(obj, dict):
+                raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=number)
+        except DataError:
+            if number - 1 == last:  # no newline after it: torn by a killed writer
+                out.torn += 1
+                continue
+            raise
+        out.append(obj)
     return out
 
 
@@ -218,7 +292,8 @@ def parse_json_text(text: str, *, path: str | Path | None = None, line: int | No
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", path=path,
+        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at" names its own place
+        raise DataError(f"not valid JSON ({exc.msg}{at} column {exc.colno})", path=path,
                         line=exc.lineno if line is None else line) from None
     except RecursionError:
         raise DataError("JSON nested too deeply", path=path, line=line) from None

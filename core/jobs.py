@@ -62,7 +62,8 @@ def _now() -> str:
 
 
 def read_job(ws: Workspace, job_id: str) -> dict[str, Any]:
-    """The job record; ``running``/``starting`` with no live process reads as ``interrupted``."""
+    """The job record; ``running``/``starting`` with no live process reads as ``interrupted``, a
+    running job asked to stop as ``cancelling``."""
     path = job_path(ws, job_id)
     if not path.exists():
         raise WorkbenchError(f"no job {job_id!r} in {jobs_dir(ws)}")
@@ -71,6 +72,8 @@ def read_job(ws: Workspace, job_id: str) -> dict[str, Any]:
         started = record.get("spawned_at_monotonic_wall")
         if record.get("status") != "starting" or not started or time.time() - float(started) > 30:
             record["status"] = "interrupted"
+    if record.get("status") == "running" and (jobs_dir(ws) / f"{job_id}.cancel").exists():
+        record["status"] = "cancelling"  # asked to stop; the worker finishes the items in flight
     return dict(record)
 
 

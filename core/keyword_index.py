@@ -10,15 +10,17 @@ one ``kw_{task_id}`` column (list of strings) per task, one row per review, sort
 (business_id, idx); DuckDB view ``keyword_index``. ``index/{dataset}/stats.json``: per task the
 number of reviews, matches, match rate and restaurants with at least one match.
 
-Set-wise: every distinct keyword is one vectorised ``str.contains(literal=True)`` over the whole
-lower-cased column; per task the hits are packed into 64-bit masks, and the keyword list of each
-distinct mask (few) is joined back, instead of building a list per review in Python.
+Set-wise: every distinct keyword of every task is searched in one Aho-Corasick pass
+(``str.extract_many``); the keyword list of each distinct set of keywords found (few) is made
+once and gathered back, instead of building a list per review in Python. ``text_hash`` comes
+from the reviews table when it has the column, and is computed otherwise.
 """
 
 from __future__ import annotations
 
 import binascii
 import hashlib
+import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -42,7 +44,7 @@ from core.workspace import Workspace
 INDEX_FILE = "keyword_index.parquet"
 STATS_FILE = "stats.json"
 KEY_COLUMNS = ("dataset", "business_id", "review_id", "idx", "text_hash")
-MASK_BITS = 64
+SLICE_ROWS = 50_000  # rows per parallel keyword search, at least
 _HASH_DIGEST = type(hashlib.sha256()).digest
 # Non-ASCII characters whose lower-case form holds an ASCII letter (İ -> "i̇", Kelvin sign -> "k").
 SPECIAL_LOWER = ("\u0130", "\u212a")
@@ -87,45 +89,88 @@ def text_hash(text: str | None) -> str | None:
     return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _candidates(text: pl.Series, keywords: Sequence[str]) -> pl.Series:
-    """Rows that may match: a superset of the rows where a keyword is in ``text.lower()``.
+def _extract_many(text: pl.Series, patterns: Sequence[str], *, ascii_case_insensitive: bool) -> pl.Series:
+    """``str.extract_many`` (overlapping) over slices of ``text`` in parallel threads (polars
+    releases the GIL; one slice per core, at least :data:`SLICE_ROWS` rows each)."""
+    n = len(text)
+    parts = max(1, min(os.cpu_count() or 1, n // SLICE_ROWS))
 
-    One Aho-Corasick pass, ASCII case-insensitive, over the raw text. For ASCII keywords this
-    misses nothing: an ASCII match in the lower-cased text comes from ASCII characters of the
-    text, or from one of :data:`SPECIAL_LOWER`, which are searched for too. With a non-ASCII
-    keyword every row with text is a candidate.
+    def search(bounds: tuple[int, int]) -> pl.Series:
+        part = text.slice(bounds[0], bounds[1] - bounds[0])
+        return part.str.extract_many(list(patterns), ascii_case_insensitive=ascii_case_insensitive, overlapping=True)
+
+    if parts == 1:
+        return search((0, n))
+    edges = [n * i // parts for i in range(parts + 1)]
+    with ThreadPoolExecutor(max_workers=parts) as pool:
+        return pl.concat(list(pool.map(search, zip(edges[:-1], edges[1:], strict=True))), rechunk=False)
+
+
+def _hits(found: pl.Series, rows: pl.Series | None = None) -> pl.DataFrame:
+    """(row, found) pairs of an ``extract_many`` result; ``rows``: its row numbers (default 0, 1, …)."""
+    frame = pl.DataFrame({"found": found})
+    frame = frame.with_row_index("row") if rows is None else frame.with_columns(rows.alias("row")).select("row", "found")
+    return frame.filter(pl.col("found").list.len() > 0).explode("found")
+
+
+def _lowered_hits(text: pl.Series, keywords: Sequence[str], rows: pl.Series | None = None) -> pl.DataFrame:
+    """The rule itself: the keywords found in the lower-cased texts (one case-sensitive pass)."""
+    return _hits(_extract_many(text.str.to_lowercase(), keywords, ascii_case_insensitive=False), rows)
+
+
+def keyword_hits(text: pl.Series, keywords: Sequence[str]) -> pl.DataFrame:
+    """One ``(row, kw)`` pair (both UInt32; ``kw`` indexes ``keywords``) per keyword found in a
+    text's lower-cased form, searching all keywords in one Aho-Corasick pass.
+
+    With ASCII keywords only, the pass is ASCII case-insensitive over the raw text, which finds
+    exactly the matches in the lower-cased text, except in a text holding one of
+    :data:`SPECIAL_LOWER` (searched for in the same pass): those few texts are lower-cased and
+    searched again. An ASCII keyword with a capital never matches (lower-cased text has none).
+    With a non-ASCII keyword every text is lower-cased first. The empty keyword is in every text.
+
+    >>> keyword_hits(pl.Series(["Peanut DONUT", None, "plain"]), ["nut", "peanut"]).sort("kw").rows()
+    [(0, 0), (0, 1)]
     """
-    if all(kw.isascii() for kw in keywords):
-        return text.str.contains_any([*keywords, *SPECIAL_LOWER], ascii_case_insensitive=True).fill_null(False)
-    return text.is_not_null()
+    ids = {kw: i for i, kw in enumerate(keywords)}
+    searched = [kw for kw in ids if kw]
+    if not searched:
+        hits = pl.DataFrame(schema={"row": pl.UInt32, "found": pl.String})
+    elif all(kw.isascii() for kw in searched):
+        patterns = [kw for kw in searched if kw == kw.lower()]
+        raw = _hits(_extract_many(text, [*patterns, *SPECIAL_LOWER], ascii_case_insensitive=True))
+        special = raw.filter(pl.col("found").is_in(SPECIAL_LOWER))["row"].unique()
+        hits = raw.filter(~pl.col("row").is_in(special.implode())).with_columns(pl.col("found").str.to_lowercase())
+        if special.len():
+            hits = pl.concat([hits, _lowered_hits(text.gather(special), patterns, special)])
+    else:
+        hits = _lowered_hits(text, searched)
+    if "" in ids:
+        everywhere = pl.DataFrame({"found": text}).with_row_index("row").filter(pl.col("found").is_not_null())
+        hits = pl.concat([hits, everywhere.select("row", pl.lit("").alias("found"))])
+    return hits.select("row", pl.col("found").replace_strict(ids, return_dtype=pl.UInt32).alias("kw")).unique()
 
 
-def _masks(hits: pl.DataFrame, keywords: Sequence[str], rows: np.ndarray, n: int) -> tuple[pl.DataFrame, list]:
-    """Per review, 64-bit masks of the task's keywords found (bit b of mask j = keyword 64j+b)."""
-    chunks = [list(keywords[i : i + MASK_BITS]) for i in range(0, len(keywords), MASK_BITS)]
-    sub = hits.select(
-        pl.sum_horizontal(
-            pl.col(kw).cast(pl.UInt64) * pl.lit(1 << b, dtype=pl.UInt64) for b, kw in enumerate(chunk)
-        ).alias(f"_m{j}")
-        for j, chunk in enumerate(chunks)
-    )
-    full = {}
-    for name in sub.columns:
-        values = np.zeros(n, dtype=np.uint64)
-        values[rows] = sub[name].to_numpy()
-        full[name] = values
-    return pl.DataFrame(full, schema=dict.fromkeys(sub.columns, pl.UInt64)), chunks
+def keyword_sets(text: pl.Series, keywords: Sequence[str]) -> tuple[np.ndarray, list[frozenset[int]]]:
+    """(``key``, ``sets``): the set of ``keywords`` (by position) found in each text is ``sets[key[row]]``.
+
+    ``sets[0]`` is the empty set; the distinct sets are few, so per-task lists are made once
+    per set and gathered, instead of once per review.
+    """
+    hits = keyword_hits(text, keywords)
+    per_row = hits.sort("row", "kw").group_by("row", maintain_order=True).agg("kw")
+    groups = per_row.group_by("kw").agg("row").with_row_index("key", offset=1)
+    key = np.zeros(len(text), dtype=np.uint32)
+    spread = groups.select("key", "row").explode("row")
+    key[spread["row"].to_numpy()] = spread["key"].to_numpy()
+    return key, [frozenset(), *map(frozenset, groups["kw"].to_list())]
 
 
-def _found_lists(masks: pl.DataFrame, chunks: list[list[str]], column: str) -> pl.Series:
-    """The keyword list of every mask, computed once per distinct mask and joined back."""
-    distinct = masks.unique()
-    lists = [
-        [kw for chunk, m in zip(chunks, row, strict=True) for b, kw in enumerate(chunk) if m >> b & 1]
-        for row in distinct.iter_rows()
-    ]
-    lookup = distinct.with_columns(pl.Series(column, lists, dtype=pl.List(pl.String)))
-    return masks.join(lookup, on=masks.columns, how="left", maintain_order="left")[column]
+def task_lists(key: np.ndarray, sets: Sequence[frozenset[int]], keywords: Sequence[str], task: Task) -> pl.Series:
+    """Per text, the task's keywords found, in the order of the task's keyword list."""
+    position = {kw: i for i, kw in enumerate(keywords)}
+    lookup = [[kw for kw in task.keywords if position[kw] in found] for found in sets]
+    lists = pl.Series(kw_column(task.task_id), lookup, dtype=pl.List(pl.String))
+    return lists.gather(pl.Series(key, dtype=pl.UInt32))
 
 
 def text_hashes(texts: pl.Series) -> pl.Series:
@@ -160,31 +205,25 @@ def match_frame(reviews: pl.DataFrame, tasks: Sequence[Task], *, hashes: pl.Seri
     """Keyword matches of every task for a frame with a ``text`` column (pure, set-wise).
 
     Returns the input's columns other than ``text`` plus ``text_hash`` and one ``kw_{task}``
-    list column per task (empty list when nothing matches or the text is null). Every distinct
-    keyword of all tasks is searched once, on the candidate rows only (:func:`_candidates`).
-    ``hashes`` (the texts' :func:`text_hash`, row for row) skips hashing when already known.
+    list column per task (empty list when nothing matches or the text is null). All distinct
+    keywords of all tasks are searched in one pass (:func:`keyword_hits`). ``hashes`` (the
+    texts' :func:`text_hash`, row for row, e.g. the reviews table's ``text_hash`` column)
+    skips hashing.
     """
     keywords = list(dict.fromkeys(kw for t in tasks for kw in t.keywords))
-    total, text, n = len(keywords) + 2, reviews["text"], reviews.height
+    text = reviews["text"]
+    if progress:
+        progress(0, 3, f"{len(keywords)} keywords, one pass")
     # sha256 runs in Python (holding the GIL) while polars, which releases it, matches keywords
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = pool.submit(_known_or_hashed, text, hashes)
-        cand = _candidates(text, keywords) if keywords else pl.Series([False] * n, dtype=pl.Boolean)
-        rows = np.flatnonzero(cand.to_numpy())
-        lower = text.filter(cand).str.to_lowercase()
-        columns = []
-        for i, kw in enumerate(keywords):
-            columns.append(lower.str.contains(kw, literal=True).fill_null(False).alias(kw))
-            if progress:
-                progress(i + 1, total, f"keyword {kw!r}")
-        hits = pl.DataFrame(columns, schema=dict.fromkeys(keywords, pl.Boolean))
-        lists = [_found_lists(*_masks(hits.select(t.keywords), t.keywords, rows, n), kw_column(t.task_id))
-                 for t in tasks]
+        key, sets = keyword_sets(text, keywords)
+        lists = [task_lists(key, sets, keywords, t) for t in tasks]
         if progress:
-            progress(total - 1, total, "text hashes")
+            progress(1, 3, "text hashes")
         out = reviews.drop("text").with_columns(pending.result(), *lists)
     if progress:
-        progress(total, total, "done")
+        progress(3, 3, "done")
     return out
 
 
@@ -229,15 +268,22 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     started = time.perf_counter()
     specs = [get_task(t, ws) for t in tasks] if tasks is not None else list_tasks(ws)
     reviews_sha256 = _reviews_sha256(ws, dataset)
-    # the reviews table is sorted by (business_id, idx) by contract (and locked)
-    reviews = pl.read_parquet(ws.dataset_dir(dataset) / TABLES[1], columns=["business_id", "review_id", "idx", "text"])
+    # the reviews table is sorted by (business_id, idx) by contract (and locked); its text_hash
+    # column (written at import) is used when there, else the hashes are computed here
+    path = ws.dataset_dir(dataset) / TABLES[1]
+    stored_hash = "text_hash" in pl.read_parquet_schema(path)
+    reviews = pl.read_parquet(path, columns=["business_id", "review_id", "idx", "text",
+                                             *(["text_hash"] if stored_hash else [])])
+    hashes = reviews["text_hash"] if stored_hash else None
     reviews = reviews.select(pl.lit(dataset).alias("dataset"), "business_id", "review_id", pl.col("idx").cast(pl.Int32),
                              "text")
-    old = _current_index(ws, dataset, reviews.height, {kw_column(t.task_id) for t in specs})
-    index = match_frame(reviews, specs, hashes=None if old is None else old["text_hash"], progress=progress)
+    old = _current_index(ws, dataset, reviews.height, {kw_column(t.task_id) for t in specs}, need_hashes=hashes is None)
+    if old is not None and hashes is None:
+        hashes = old["text_hash"]
+    index = match_frame(reviews, specs, hashes=hashes, progress=progress)
     task_objs = {t.task_id: t for t in specs}
     if old is not None:
-        index = index.with_columns(old.drop("text_hash"))
+        index = index.with_columns(old.drop("text_hash", strict=False))
         task_objs.update({c[3:]: get_task(c[3:], ws) for c in old.columns if c.startswith("kw_")})
     stats = {
         "dataset": dataset, "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -258,13 +304,17 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     return stats
 
 
-def _current_index(ws: Workspace, dataset: str, n: int, rebuilt: set[str]) -> pl.DataFrame | None:
-    """``text_hash`` and the task columns not being rebuilt, from an index that is still current."""
+def _current_index(ws: Workspace, dataset: str, n: int, rebuilt: set[str], *,
+                   need_hashes: bool = True) -> pl.DataFrame | None:
+    """The task columns not being rebuilt (and ``text_hash`` when ``need_hashes``), from an index
+    that is still current."""
     path, stats_path = ws.index_dir(dataset) / INDEX_FILE, ws.index_dir(dataset) / STATS_FILE
     if not path.exists() or not stats_path.exists() or not _is_current(ws, dataset, _read_stats(stats_path)):
         return None
     keep = [c for c in pl.read_parquet_schema(path) if c.startswith("kw_") and c not in rebuilt]
-    old = pl.read_parquet(path, columns=["text_hash", *keep])
+    if not keep and not need_hashes:
+        return None
+    old = pl.read_parquet(path, columns=[*(["text_hash"] if need_hashes else []), *keep])
     return old if old.height == n else None
 
 

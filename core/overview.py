@@ -14,6 +14,7 @@ import polars as pl
 
 from core import browse
 from core.db import Database
+from core.errors import WorkbenchError
 from core.workspace import Workspace
 
 SectionBuilder = Callable[[Workspace, Database], "pl.DataFrame | None"]
@@ -75,7 +76,7 @@ def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
         try:
             r = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
-            continue
+            continue  # Home lists it with its reason (core.health)
         scores = r.get("unified_scores") or {}
         rows.append({"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
                      "K": r.get("k"), "n": r.get("n"), "accuracy": r.get("accuracy"),
@@ -128,5 +129,14 @@ def workspace_overview(ws: Workspace, db: Database) -> Overview:
         "Restaurants": f"{int(datasets['n_restaurants'].sum() or 0):,}",
         "Reviews": f"{int(datasets['n_reviews'].sum() or 0):,}",
     }
-    sections = [(title, builder(ws, db), empty) for title, builder, empty in SECTIONS]
+    sections = [_section(ws, db, *entry) for entry in SECTIONS]
     return Overview(headline, datasets, sections)
+
+
+def _section(ws: Workspace, db: Database, title: str, builder: SectionBuilder, empty: str
+             ) -> tuple[str, pl.DataFrame | None, str]:
+    """One section; a broken file it reads leaves the section out with the reason (Home lists the file)."""
+    try:
+        return title, builder(ws, db), empty
+    except WorkbenchError:  # the message names a file: shown as text in Home's table, not in this markdown
+        return title, None, "Not shown: a file this section reads cannot be read (listed at the top of this page)."

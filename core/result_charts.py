@@ -68,7 +68,7 @@ def comparison_chart(frame: pl.DataFrame) -> AnyChart:
     data = frame.filter(pl.col("score_pct").is_not_null())
     base = alt.Chart(data).encode(y=alt.Y("run:N", title=None, axis=alt.Axis(labelLimit=260)))
     bars = base.mark_rule(strokeWidth=2, color="#495057").encode(
-        x=alt.X("low_pct:Q", title="score (%)", scale=alt.Scale(zero=False)), x2="high_pct:Q")
+        x=alt.X("low_pct:Q", title="score (%)", scale=alt.Scale(zero=False), axis=alt.Axis(format="~r")), x2="high_pct:Q")
     points = base.mark_circle(size=90, color="#3b5bdb", opacity=1).encode(
         x="score_pct:Q", tooltip=["run:N", "metric:N", alt.Tooltip("score_pct:Q", format=".1f"),
                                   alt.Tooltip("low_pct:Q", format=".1f"), alt.Tooltip("high_pct:Q", format=".1f")])

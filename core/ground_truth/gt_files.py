@@ -9,7 +9,6 @@ Computed GT written by ``python -m core gt`` goes to ``gt/{dataset}/{task}/`` by
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
 
 LAYOUTS = ("xnot", "addm")
 META_SUFFIX = ".meta.json"
+VARIANTS_DIR = "variants"  # gt/variants/*.json are saved what-if variants (core.variants), not GT files
 
 
 def gt_filename(definition: str, k: int | None, layout: str) -> str:
@@ -277,22 +277,37 @@ def _entry(ws: Workspace, path: Path, payload: dict[str, Any], layout: str, meta
     }
 
 
-def list_gt_files(ws: Workspace) -> list[dict[str, Any]]:
-    """Every GT file in the workspace (exported and imported), sorted by name."""
+def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path, DataError]]]:
+    """Every readable GT file of the workspace (sorted by name) and every unreadable one with the
+    reason (a broken file is reported, never skipped in silence: Home lists them)."""
     out: list[dict[str, Any]] = []
+    broken: list[tuple[Path, DataError]] = []
     if not ws.gt_dir.exists():
-        return out
+        return out, broken
     for path in sorted(ws.gt_dir.rglob("*.json")):
         if path.name.endswith(META_SUFFIX) or path.name.startswith("."):
             continue
+        if path.parent == ws.gt_dir / VARIANTS_DIR:  # saved what-if variants, not GT files
+            continue
         try:
             payload, layout = read_gt_file(path, ws)
-        except DataError:
+        except DataError as exc:
+            broken.append((path, exc))
             continue
         meta_path = path.with_name(path.name + META_SUFFIX)
-        meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.exists() else None
-        out.append(_entry(ws, path, payload, layout, meta))
-    return out
+        try:
+            meta = read_json(meta_path) if meta_path.exists() else None
+        except DataError as exc:
+            broken.append((meta_path, exc))
+            meta = None
+        out.append(_entry(ws, path, payload, layout, meta if isinstance(meta, dict) else None))
+    return out, broken
+
+
+def list_gt_files(ws: Workspace) -> list[dict[str, Any]]:
+    """Every readable GT file in the workspace (exported and imported), sorted by name; the
+    unreadable ones are in :func:`scan_gt_files`."""
+    return scan_gt_files(ws)[0]
 
 
 def resolve_gt_file(ws: Workspace, name: str | Path) -> Path:

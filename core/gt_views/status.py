@@ -1,4 +1,4 @@
-"""Judging status of a dataset/task, and the one-button "index + judge" run of the GT page."""
+"""Judging status of a dataset/task and the paid run's pre-flight (the run itself: :mod:`core.judging.job`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import polars as pl
 
+from core.judging.job import offline_judge_kind, run_index_and_judge  # noqa: F401 - re-exported (the GT page, tests)
 from core.progress import Progress, no_progress
 from core.settings import openai_configured, openai_settings
 from core.workspace import Workspace
@@ -86,42 +87,6 @@ def judging_status(ws: Workspace, dataset: str, task: str) -> JudgingStatus:
         parse_errors=mine["n_parse_errors"] if mine else None, unjudged=unjudged,
         openai=openai_configured(), openai_model=settings.get("model"),
     )
-
-
-def offline_judge_kind(spec: Any) -> str:
-    """The offline judge of a task: heuristic-v2 for G1a, the cue judge for a task whose fields list
-    cues (the demo's G1_diet and G2_meetings, imported ADDM topics)."""
-    return "cues" if spec.task_id != "G1a" and any(f.cues for f in spec.fields) else "heuristic-v2"
-
-
-def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: bool = False,
-                        progress: Progress | None = None) -> dict[str, Any]:
-    """Build the keyword index when it is missing or stale, then judge every matched review not
-    judged yet (the task's offline judge: :func:`offline_judge_kind`, or the configured OpenAI-compatible model). Returns a report.
-
-    Raises:
-        WorkbenchError: dataset missing or changed, or no model configured for ``use_openai``.
-    """
-    from core.judging import execute_judging, make_judge, plan_judging
-    from core.keyword_index import build_index, index_stats
-    from core.tasks import get_task
-
-    progress = progress or no_progress
-    spec = get_task(task, ws)
-    stats = index_stats(ws, dataset)
-    built = None
-    if not (stats and stats.get("current") and task in stats.get("tasks", {})):
-        progress(0, 1, "building the keyword index")
-        built = build_index(ws, dataset, progress=lambda d, t, m: progress(d, t, f"index: {m}"))
-    if use_openai:
-        from core.llm import workspace_cache
-
-        judge = make_judge("openai", spec, cache=workspace_cache(ws))
-    else:
-        judge = make_judge(offline_judge_kind(spec), spec)
-    plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
-    report = execute_judging(plan, judge, progress=lambda d, t, m: progress(d, t, f"judging: {m}"))
-    return {"index_built": built is not None, "judge": judge.judge_id, **report.as_dict(), "plan": plan.as_dict()}
 
 
 CHARS_PER_TOKEN = 4  # a rough, deliberately generous rule of thumb for English text

@@ -18,7 +18,7 @@ import concurrent.futures as cf
 import dataclasses
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +84,7 @@ class JudgingReport:
     usage: dict[str, Any] | None = None
     seconds: float = 0.0
     batch: dict[str, Any] | None = None
+    cancelled: bool = False  # stopped on request before every planned review was judged
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -91,7 +92,7 @@ class JudgingReport:
             "matched": self.matched, "planned": self.planned, "skipped_already_judged": self.skipped,
             "judged": self.judged, "parse_errors": self.parse_errors, "failures": len(self.failures),
             "failed_reviews": self.failures[:50], "usage": self.usage, "seconds": round(self.seconds, 3),
-            "batch": self.batch,
+            "batch": self.batch, "cancelled": self.cancelled,
         }
 
     def summary_text(self) -> str:
@@ -206,20 +207,28 @@ class _RunState:
 
 
 def execute_judging(
-    plan: JudgingPlan, judge: Judge, *, concurrency: int = 4, progress: Progress | None = None
+    plan: JudgingPlan, judge: Judge, *, concurrency: int = 4, progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> JudgingReport:
     """Judge the plan's reviews and store every judgment as soon as it is made.
 
     A concurrent judge (one call per review) runs in ``concurrency`` worker threads with at most
     ``2 * concurrency`` reviews in flight; a bulk judge gets chunks of :data:`CHUNK` rows. The
-    log is only written from this (the calling) thread.
+    log is only written from this (the calling) thread. Once ``stop()`` is true no new review is
+    sent; the calls in flight are waited for and stored (so a resumed run repeats none of them)
+    and the report says ``cancelled``.
     """
     if judge.judge_id != plan.judge_id:
         raise ValueError(f"the plan is for judge {plan.judge_id!r}, not {judge.judge_id!r}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
     with judge_lock(plan.ws, plan.dataset, plan.task, plan.judge_id):
-        return _execute(_fresh(plan), judge, concurrency=concurrency, progress=progress or no_progress)
+        return _execute(_fresh(plan), judge, concurrency=concurrency, progress=progress or no_progress,
+                        stop=stop or _never)
+
+
+def _never() -> bool:
+    return False
 
 
 def _fresh(plan: JudgingPlan) -> JudgingPlan:
@@ -234,7 +243,8 @@ def _fresh(plan: JudgingPlan) -> JudgingPlan:
                                done_keys=frozenset(plan.done_keys | done))
 
 
-def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Progress) -> JudgingReport:
+def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Progress,
+             stop: Callable[[], bool]) -> JudgingReport:
     report = JudgingReport(plan.dataset, plan.task, plan.judge_id, matched=plan.matched, planned=len(plan.rows),
                            skipped=plan.already_judged)
     state = _RunState(plan, report)
@@ -242,9 +252,9 @@ def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Pro
     progress(0, len(plan.rows), "starting")
     try:
         if judge.concurrent and concurrency > 1:
-            _run_threads(plan, judge, state, concurrency, progress)
+            report.cancelled = _run_threads(plan, judge, state, concurrency, progress, stop)
         else:
-            _run_chunks(plan, judge, state, progress)
+            report.cancelled = _run_chunks(plan, judge, state, progress, stop)
     finally:
         state.write_log(force=True)
         report.seconds = time.perf_counter() - started
@@ -257,14 +267,21 @@ def _message(report: JudgingReport) -> str:
     return f"{report.parse_errors} parse errors, {len(report.failures)} failures"
 
 
-def _run_chunks(plan: JudgingPlan, judge: Judge, state: _RunState, progress: Progress) -> None:
+def _run_chunks(plan: JudgingPlan, judge: Judge, state: _RunState, progress: Progress,
+                stop: Callable[[], bool]) -> bool:
+    """Judge in chunks; True when stopped before the last one."""
     for start in range(0, len(plan.rows), CHUNK):
+        if stop():
+            return True
         chunk = plan.rows[start : start + CHUNK]
         state.store(judge.judge(chunk))
         progress(start + len(chunk), len(plan.rows), _message(state.report))
+    return False
 
 
-def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency: int, progress: Progress) -> None:
+def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency: int, progress: Progress,
+                 stop: Callable[[], bool]) -> bool:
+    """Judge one review per call in a thread pool; True when stopped before the last review was sent."""
     pool = cf.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
     in_flight: set[cf.Future] = set()
     finished = 0
@@ -278,13 +295,18 @@ def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency:
                 finished += 1
             progress(finished, len(plan.rows), _message(state.report))
 
+    stopped = False
     try:
         for row in plan.rows:
             drain(2 * concurrency - 1)
+            if stop():
+                stopped = True
+                break
             in_flight.add(pool.submit(judge.judge, [row]))
-        drain(0)
+        drain(0)  # the calls in flight are paid for: store their answers
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+    return stopped
 
 
 def _log_started(plan: JudgingPlan) -> str:

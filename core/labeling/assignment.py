@@ -26,12 +26,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, exists, func, select, update
+from sqlalchemy import Connection
 
 from core.errors import WorkbenchError
+from core.labeling import store as sql
 from core.labeling.identity import ensure_rater, kind_of
 from core.labeling.items import BLINDED_FIELDS, ITEM_FIELDS, Project
-from core.labeling.store import LabelStore, items, ratings, reservations, skips
+from core.labeling.store import LabelStore
 
 
 @dataclass(frozen=True)
@@ -90,109 +91,31 @@ def _view(row: Any, project: Project, token: str, is_repeat: bool, reserved_at: 
                     is_repeat, reserved_at, expires_at)
 
 
-_P = bindparam
-_RATED_BY_ME = exists().where(ratings.c.item_id == items.c.item_id, ratings.c.rater == _P("rater"))
-_SKIPPED_BY_ME = case((exists().where(skips.c.item_id == items.c.item_id, skips.c.rater == _P("rater")), 1), else_=0)
-_OTHERS_CLAIMS = (
-    select(func.count()).select_from(reservations)
-    .where(reservations.c.item_id == items.c.item_id, reservations.c.rater != _P("rater"),
-           reservations.c.expires_at > _P("now"), reservations.c.first_pass.is_(True))
-    .scalar_subquery()
-)
-_SKIPPED_IDS = select(skips.c.item_id).where(skips.c.rater == _P("rater"))
-# Statements are built once (bind parameters), which keeps a submit at a few milliseconds. The
-# first pass walks one level of "raters so far" at a time (target-1 down to 0), each level in the
-# (project_id, n_raters, created_at, item_id) index order, so the first fitting item ends the scan
-# instead of every open item being ranked. Items the rater skipped come after all others.
-FIRST_PASS_LEVEL = (
-    select(items.c.item_id)
-    .where(items.c.project_id == _P("project_id"), items.c.n_raters == _P("level"), ~_RATED_BY_ME,
-           _OTHERS_CLAIMS < _P("room"), items.c.item_id.not_in(_SKIPPED_IDS))
-    .order_by(items.c.created_at, items.c.item_id)
-    .limit(1)
-)
-FIRST_PASS_SKIPPED = (
-    select(items.c.item_id)
-    .where(items.c.project_id == _P("project_id"), items.c.n_raters < _P("target"), ~_RATED_BY_ME,
-           items.c.n_raters + _OTHERS_CLAIMS < _P("target"), items.c.item_id.in_(_SKIPPED_IDS))
-    .order_by(items.c.n_raters.desc(), items.c.created_at, items.c.item_id)
-    .limit(1)
-)
-_MINE = (
-    select(ratings.c.item_id, func.count().label("n_mine"), func.max(ratings.c.created_at).label("last"))
-    .where(ratings.c.rater == _P("rater")).group_by(ratings.c.item_id).subquery()
-)
-_MY_LATEST = select(func.max(ratings.c.created_at)).where(ratings.c.rater == _P("rater")).scalar_subquery()
-REPEAT = (
-    select(items.c.item_id)
-    .join(_MINE, _MINE.c.item_id == items.c.item_id)
-    .where(items.c.project_id == _P("project_id"))
-    .order_by(case((_MINE.c.last == _MY_LATEST, 1), else_=0), _SKIPPED_BY_ME, _MINE.c.n_mine,
-              items.c.n_ratings, items.c.created_at, items.c.item_id)
-    .limit(1)
-)
-_MY_RESERVATION = (reservations.c.project_id == _P("project_id")) & (reservations.c.rater == _P("rater"))
-HELD_ACTIVE = select(reservations).where(_MY_RESERVATION, reservations.c.expires_at > _P("now"))
-RELEASE = delete(reservations).where(_MY_RESERVATION)
-ITEM = select(items).where(items.c.item_id == _P("iid"))
-ITEM_PROJECT = select(items.c.project_id).where(items.c.item_id == _P("iid"))
-BY_TOKEN = select(ratings.c.rating_id).where(ratings.c.client_key == _P("token"))
-RATED_BEFORE = select(exists().where(ratings.c.item_id == _P("iid"), ratings.c.rater == _P("rater")))
-_HELD_FIELD = select(reservations.c.item_id).where(_MY_RESERVATION).scalar_subquery()
-_HELD_SINCE = select(reservations.c.reserved_at).where(_MY_RESERVATION).scalar_subquery()
-_HELD_UNTIL = select(reservations.c.expires_at).where(_MY_RESERVATION).scalar_subquery()
-_ITEM_RATERS = select(items.c.n_raters).where(items.c.item_id == _P("iid")).scalar_subquery()
-_CLAIMS_ON_ITEM = (
-    select(func.count()).select_from(reservations)
-    .where(reservations.c.item_id == _P("iid"), reservations.c.rater != _P("rater"),
-           reservations.c.expires_at > _P("now"), reservations.c.first_pass.is_(True))
-    .scalar_subquery()
-)
-# Everything a submission needs to know, in one round trip.
-SUBMIT_CONTEXT = select(
-    BY_TOKEN.scalar_subquery().label("done"), ITEM_PROJECT.scalar_subquery().label("project_id"),
-    RATED_BEFORE.scalar_subquery().label("rated_before"), _HELD_FIELD.label("held_item"),
-    _HELD_SINCE.label("held_since"), _HELD_UNTIL.label("held_until"), _ITEM_RATERS.label("n_raters"),
-    _CLAIMS_ON_ITEM.label("claims"),
-)
-COUNT_RATING = update(items).where(items.c.item_id == _P("iid")).values(
-    n_ratings=items.c.n_ratings + 1, n_raters=items.c.n_raters + _P("inc"))
-
-
-def _pick_first_pass(conn: Connection, project: Project, who: dict[str, Any], now: datetime) -> int | None:
-    target = project.target_raters
-    for level in range(target - 1, -1, -1):  # 2 → 3 first, then 1 → 2, then 0 → 1
-        found = conn.execute(FIRST_PASS_LEVEL, {**who, "now": now, "level": level, "room": target - level}).scalar()
-        if found is not None:
-            return found
-    return conn.execute(FIRST_PASS_SKIPPED, {**who, "now": now, "target": target}).scalar()
-
-
 def _assign(conn: Connection, store: LabelStore, project: Project, rater: str, now: datetime, *,
             holds_nothing: bool = False) -> ItemView | None:
     """Pick and reserve the next item inside a write transaction that holds the project lock.
 
     ``holds_nothing``: the caller just removed the rater's reservation (saves two statements).
     """
-    who = {"project_id": project.project_id, "rater": rater}
+    pid = project.project_id
     if not holds_nothing:
-        held = conn.execute(HELD_ACTIVE, {**who, "now": now}).first()
+        held = sql.active_reservation(conn, pid, rater, now)
         if held is not None:
-            row = conn.execute(ITEM, {"iid": held.item_id}).first()
+            row = sql.item_row(conn, held.item_id)
             return _view(row, project, held.token, not held.first_pass, held.reserved_at, held.expires_at)
-    item_id = _pick_first_pass(conn, project, who, now)
+    item_id = sql.first_pass_item(conn, pid, rater, now, target=project.target_raters)
     first_pass = item_id is not None
     if item_id is None and project.repeat_audits:
-        item_id = conn.execute(REPEAT, who).scalar()
+        item_id = sql.repeat_item(conn, pid, rater)
     if not holds_nothing:
-        conn.execute(RELEASE, who)  # an expired reservation
+        sql.release_reservation(conn, pid, rater)  # an expired reservation
     if item_id is None:
         return None
     token = uuid.uuid4().hex
     expires = now + timedelta(seconds=project.reservation_seconds)
-    conn.execute(reservations.insert(), {**who, "item_id": item_id, "token": token, "first_pass": first_pass,
-                                         "reserved_at": now, "expires_at": expires})
-    row = conn.execute(ITEM, {"iid": item_id}).first()
+    sql.insert_reservation(conn, {"project_id": pid, "rater": rater, "item_id": item_id, "token": token,
+                                  "first_pass": first_pass, "reserved_at": now, "expires_at": expires})
+    row = sql.item_row(conn, item_id)
     return _view(row, project, token, not first_pass, now, expires)
 
 
@@ -207,8 +130,7 @@ def next_item(store: LabelStore, project: Project, rater: str) -> ItemView | Non
 def _record(conn: Connection, store: LabelStore, project: Project, rater: str, item_id: int, score: float,
             notes: str | None, seconds_spent: float | None, token: str | None, now: datetime) -> tuple[int, bool]:
     """Insert one rating; returns (rating id, whether the rater's reservation was released)."""
-    who = {"project_id": project.project_id, "rater": rater}
-    ctx = conn.execute(SUBMIT_CONTEXT, {**who, "token": token, "iid": item_id, "now": now}).one()
+    ctx = sql.submit_context(conn, project.project_id, rater, item_id, token, now)
     if token and ctx.done is not None:
         return int(ctx.done), False  # the same submission again (double click, retry): nothing new
     if ctx.project_id != project.project_id:
@@ -227,13 +149,13 @@ def _record(conn: Connection, store: LabelStore, project: Project, rater: str, i
         raise WorkbenchError(
             f"item {item_id} has its {project.target_raters} raters already (your reservation expired); "
             "the rating was not stored: take the next item")
-    result = conn.execute(ratings.insert(), {
+    rating_id = sql.insert_rating(conn, {
         "item_id": item_id, "rater": rater, "score": score, "notes": notes or None, "created_at": now,
-        "seconds_spent": seconds_spent, "is_repeat": is_repeat, "client_key": token or None})
-    conn.execute(COUNT_RATING, {"iid": item_id, "inc": 1 if counts_toward_target else 0})
+        "seconds_spent": seconds_spent, "is_repeat": is_repeat, "client_key": token or None},
+        counts_toward_target=counts_toward_target)
     if holds_it:
-        conn.execute(RELEASE, who)
-    return int(result.inserted_primary_key[0]), holds_it  # type: ignore[index]
+        sql.release_reservation(conn, project.project_id, rater)
+    return rating_id, holds_it
 
 
 def submit(store: LabelStore, project: Project, rater: str, item_id: int, score: float, *,
@@ -271,32 +193,24 @@ def skip_and_next(store: LabelStore, project: Project, rater: str, item_id: int)
         store.lock_project(conn, project.project_id)
         ensure_rater(conn, store, rater)
         now = store.clock()
-        conn.execute(skips.insert().values(item_id=item_id, rater=rater, created_at=now))
-        conn.execute(RELEASE, {"project_id": project.project_id, "rater": rater})
+        sql.insert_skip(conn, item_id, rater, now)
+        sql.release_reservation(conn, project.project_id, rater)
         return _assign(conn, store, project, rater, now, holds_nothing=True)
 
 
 def release(store: LabelStore, project: Project, rater: str) -> None:
     """Give back the rater's reservation (e.g. when they switch project or sign out)."""
     with store.write() as conn:
-        conn.execute(RELEASE, {"project_id": project.project_id, "rater": rater})
+        sql.release_reservation(conn, project.project_id, rater)
 
 
 def rater_progress(store: LabelStore, project: Project, rater: str) -> RaterProgress:
     """Counts for the progress bars of the labeling page (two index-only queries)."""
     target = project.target_raters
-    in_project = items.c.project_id == project.project_id
-    with store.read() as conn:
-        levels = conn.execute(select(items.c.n_raters, func.count()).where(in_project).group_by(items.c.n_raters)).all()
-        mine = conn.execute(
-            select(func.count(func.distinct(ratings.c.item_id)), func.count(),
-                   func.coalesce(func.sum(case((ratings.c.is_repeat.is_(True), 1), else_=0)), 0))
-            .select_from(ratings.join(items, items.c.item_id == ratings.c.item_id))
-            .where(in_project, ratings.c.rater == rater)
-        ).one()
-    n_items = sum(int(n) for _, n in levels)
+    levels, mine = sql.rater_counts(store, project.project_id, rater)
+    n_items = sum(n for _, n in levels)
     return RaterProgress(
-        items=n_items, my_items=int(mine[0]), my_ratings=int(mine[1]), my_repeats=int(mine[2]),
-        complete_items=sum(int(n) for k, n in levels if k >= target),
-        filled_slots=sum(min(int(k), target) * int(n) for k, n in levels), total_slots=n_items * target,
+        items=n_items, my_items=mine[0], my_ratings=mine[1], my_repeats=mine[2],
+        complete_items=sum(n for k, n in levels if k >= target),
+        filled_slots=sum(min(k, target) * n for k, n in levels), total_slots=n_items * target,
     )

@@ -68,7 +68,8 @@ def rater_bias_chart(bias: pl.DataFrame) -> AnyChart:
     reach = max([abs(v) for c in ("ci_lo", "ci_hi", "mean_signed_deviation") for v in bias[c].drop_nans().drop_nulls()]
                 or [0.1])
     x_scale = alt.Scale(domain=[-1.1 * reach, 1.1 * reach], nice=False)
-    y = alt.Y("rater:N", title=None, sort=None, scale=alt.Scale(paddingOuter=0.4))
+    y = alt.Y("rater:N", title=None, sort=None, scale=alt.Scale(paddingOuter=0.4),
+              axis=alt.Axis(labelLimit=240))  # whole codes, "(retired)" included
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(color="#adb5bd").encode(
         x=alt.X("x:Q", scale=x_scale))
     bars = alt.Chart(data).mark_rule(strokeWidth=2, color="#3b5bdb").encode(

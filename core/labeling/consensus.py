@@ -17,14 +17,14 @@ import json
 from typing import Any
 
 import polars as pl
-from sqlalchemy import select
 
 from core.errors import WorkbenchError
+from core.labeling import store as sql
 from core.labeling.assignment import check_score
 from core.labeling.identity import REVIEW_ROLES, get_role
 from core.labeling.items import Project
 from core.labeling.reports import latest_ratings, ratings_frame
-from core.labeling.store import LabelStore, consensus, items
+from core.labeling.store import LabelStore
 
 NEEDS_DISCUSSION = "needs_discussion"
 CONSENSUS_SCHEMA: dict[str, Any] = {
@@ -51,14 +51,7 @@ def consensus_rule(scores: list[float]) -> float | None:
 
 
 def _adjudications(store: LabelStore, project: Project) -> pl.DataFrame:
-    stmt = (
-        select(consensus.c.item_id, consensus.c.value, consensus.c.note, consensus.c.adjudicator,
-               consensus.c.created_at, consensus.c.consensus_id)
-        .join(items, items.c.item_id == consensus.c.item_id)
-        .where(items.c.project_id == project.project_id, consensus.c.source == "adjudicated")
-    )
-    with store.read() as conn:
-        rows = [tuple(r) for r in conn.execute(stmt).all()]
+    rows = sql.adjudication_rows(store, project.project_id)
     frame = pl.DataFrame(rows, orient="row", schema={
         "item_id": pl.Int64, "adj_value": pl.Float64, "note": pl.String, "adjudicator": pl.String,
         "adjudicated_at": pl.Datetime("us"), "consensus_id": pl.Int64})
@@ -127,12 +120,9 @@ def adjudicate(store: LabelStore, project: Project, item_id: int, value: float, 
 
 def _insert(store: LabelStore, item_id: int, value: float, source: str, scores: list[float], raters: list[str],
             note: str | None, adjudicator: str | None) -> int:
-    with store.write() as conn:
-        result = conn.execute(consensus.insert().values(
-            item_id=item_id, value=value, source=source, raw_scores=json.dumps(scores), raters=json.dumps(raters),
-            note=note, adjudicator=adjudicator, created_at=store.clock(),
-        ))
-        return int(result.inserted_primary_key[0])  # type: ignore[index]
+    return sql.insert_consensus(store, {
+        "item_id": item_id, "value": value, "source": source, "raw_scores": json.dumps(scores),
+        "raters": json.dumps(raters), "note": note, "adjudicator": adjudicator, "created_at": store.clock()})
 
 
 def record_calculated(store: LabelStore, project: Project, *, include_models: bool = False) -> int:
@@ -140,23 +130,17 @@ def record_calculated(store: LabelStore, project: Project, *, include_models: bo
     scores changed since its last calculated record (a provenance snapshot). Returns how many."""
     frame = compute_consensus(store, project, include_models=include_models).filter(
         pl.col("calculated").is_not_null())
-    stmt = (select(consensus.c.item_id, consensus.c.value, consensus.c.raw_scores, consensus.c.raters,
-                   consensus.c.created_at, consensus.c.consensus_id)
-            .join(items, items.c.item_id == consensus.c.item_id)
-            .where(items.c.project_id == project.project_id, consensus.c.source == "calculated")
-            .order_by(consensus.c.created_at, consensus.c.consensus_id))
-    with store.read() as conn:
-        last = {r.item_id: (r.value, json.loads(r.raw_scores), json.loads(r.raters)) for r in conn.execute(stmt)}
+    last = {r.item_id: (r.value, json.loads(r.raw_scores), json.loads(r.raters))
+            for r in sql.calculated_consensus_rows(store, project.project_id)}
     new = [r for r in frame.iter_rows(named=True)
            if last.get(r["item_id"]) != (r["calculated"], list(r["scores"]), list(r["raters"]))]
     if not new:
         return 0
     now = store.clock()
-    with store.write() as conn:
-        conn.execute(consensus.insert(), [
-            {"item_id": r["item_id"], "value": r["calculated"], "source": "calculated",
-             "raw_scores": json.dumps(list(r["scores"])), "raters": json.dumps(list(r["raters"])), "note": None,
-             "adjudicator": None, "created_at": now} for r in new])
+    sql.insert_consensus_rows(store, [
+        {"item_id": r["item_id"], "value": r["calculated"], "source": "calculated",
+         "raw_scores": json.dumps(list(r["scores"])), "raters": json.dumps(list(r["raters"])), "note": None,
+         "adjudicator": None, "created_at": now} for r in new])
     return len(new)
 
 

@@ -20,17 +20,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, distinct, func, select, tuple_, update
-
 from core.errors import DataError
 from core.files import jsonl_objects, write_jsonl_atomic
 from core.labeling import consensus as cons
+from core.labeling import store as sql
 from core.labeling.assignment import check_score
 from core.labeling.identity import check_stored_code, ensure_rater, retired_codes
 from core.labeling.items import ImportReport, Project
 from core.labeling.reports import items_frame, ratings_frame
 from core.labeling.sources import dataset_name, parse_timestamp
-from core.labeling.store import LabelStore, items, raters, ratings
+from core.labeling.store import LabelStore
 from core.progress import Progress
 from core.workspace import check_name
 
@@ -139,39 +138,16 @@ def _parse_review_lines(path: Path, default_dataset: str) -> Iterator[dict[str, 
                "created_at": created, "raw": obj}
 
 
-def _item_ids(conn: Connection, keys: set[tuple[str, str, str]]) -> dict[tuple[str, str, str], tuple[int, int]]:
-    found: dict[tuple[str, str, str], tuple[int, int]] = {}
-    key_list = sorted(keys)
-    for start in range(0, len(key_list), 500):
-        chunk = key_list[start:start + 500]
-        stmt = select(items.c.dataset, items.c.identifier, items.c.run_id, items.c.item_id, items.c.project_id).where(
-            tuple_(items.c.dataset, items.c.identifier, items.c.run_id).in_(chunk))
-        found.update({(d, i, r): (item_id, pid) for d, i, r, item_id, pid in conn.execute(stmt)})
-    return found
-
-
-def recount_items(conn: Connection, item_ids: list[int]) -> None:
-    """Recompute ``n_raters`` (distinct human raters) and ``n_ratings`` of items from their ratings."""
-    for start in range(0, len(item_ids), 500):
-        chunk = item_ids[start:start + 500]
-        n_ratings = select(func.count()).where(ratings.c.item_id == items.c.item_id).scalar_subquery()
-        n_raters = (select(func.count(distinct(ratings.c.rater)))
-                    .select_from(ratings.join(raters, raters.c.code == ratings.c.rater))
-                    .where(ratings.c.item_id == items.c.item_id, raters.c.kind == "human").scalar_subquery())
-        conn.execute(update(items).where(items.c.item_id.in_(chunk)).values(n_ratings=n_ratings, n_raters=n_raters))
-
-
-def _create_item(conn: Connection, store: LabelStore, project: Project, line: dict[str, Any]) -> int:
+def _create_item(conn: Any, store: LabelStore, project: Project, line: dict[str, Any]) -> int:
     raw = line["raw"]
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-    result = conn.execute(items.insert().values(
-        project_id=project.project_id, dataset=line["dataset"], identifier=line["identifier"],
-        run_id=line["run_id"], prompt_title=str(raw.get("prompt_title") or ""),
-        prompt_body=str(raw.get("prompt_body") or ""), response_text=str(raw.get("model_response_text") or ""),
-        model_id=raw.get("model_id"), metadata=json.dumps(meta, ensure_ascii=False), created_at=store.clock(),
-        n_raters=0, n_ratings=0,
-    ))
-    return int(result.inserted_primary_key[0])  # type: ignore[index]
+    return sql.insert_item(conn, {
+        "project_id": project.project_id, "dataset": line["dataset"], "identifier": line["identifier"],
+        "run_id": line["run_id"], "prompt_title": str(raw.get("prompt_title") or ""),
+        "prompt_body": str(raw.get("prompt_body") or ""), "response_text": str(raw.get("model_response_text") or ""),
+        "model_id": raw.get("model_id"), "metadata": json.dumps(meta, ensure_ascii=False), "created_at": store.clock(),
+        "n_raters": 0, "n_ratings": 0,
+    })
 
 
 def import_reviews(store: LabelStore, project: Project, path: str | Path, *, create_items: bool = False,
@@ -192,7 +168,7 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
     report = ImportReport(details={"items_created": 0, "raters": sorted({x["rater"] for x in lines})})
     with store.write() as conn:
         store.lock_project(conn, project.project_id)
-        ids = _item_ids(conn, {(x["dataset"], x["identifier"], x["run_id"]) for x in lines})
+        ids = sql.item_ids_by_key(conn, {(x["dataset"], x["identifier"], x["run_id"]) for x in lines})
         for x in lines:
             key = (x["dataset"], x["identifier"], x["run_id"])
             if key not in ids:
@@ -204,11 +180,7 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
             if ids[key][1] != project.project_id:
                 raise DataError(f"item {key} belongs to another project", path=path, line=x["line"], field="identifier")
         touched = sorted({ids[(x["dataset"], x["identifier"], x["run_id"])][0] for x in lines})
-        existing: set[tuple[int, str, datetime]] = set()
-        for start in range(0, len(touched), 500):
-            stmt = select(ratings.c.item_id, ratings.c.rater, ratings.c.created_at).where(
-                ratings.c.item_id.in_(touched[start:start + 500]))
-            existing.update((i, r, c) for i, r, c in conn.execute(stmt))
+        existing: set[tuple[int, str, datetime]] = sql.rating_keys(conn, touched)
         seen_pairs = {(i, r) for i, r, _ in existing}
         for code in report.details["raters"]:
             ensure_rater(conn, store, code)
@@ -224,9 +196,9 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
                              "is_repeat": (item_id, x["rater"]) in seen_pairs, "client_key": None})
             seen_pairs.add((item_id, x["rater"]))
         for start in range(0, len(new_rows), 1000):
-            conn.execute(ratings.insert(), new_rows[start:start + 1000])
+            sql.insert_ratings(conn, new_rows[start:start + 1000])
             if progress:
                 progress(min(start + 1000, len(new_rows)), len(new_rows), "reviews")
-        recount_items(conn, touched)
+        sql.recount_items(conn, touched)
         report.added = len(new_rows)
     return report

@@ -22,10 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from sqlalchemy import func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-
-from core.labeling.store import RATER_KINDS, ROLES, LabelStore, rater_retirements, raters, ratings
+from core.labeling import store as sql
+from core.labeling.store import RATER_KINDS, ROLES, LabelStore
 from core.settings import env
 
 if TYPE_CHECKING:
@@ -144,24 +142,19 @@ def kind_of(code: str) -> str:
     return "model" if code.startswith(MODEL_RATER_PREFIX) else "human"
 
 
-def _insert_ignore(store: LabelStore):
-    return (postgresql if store.dialect == "postgresql" else sqlite).insert(raters)
-
-
 def ensure_rater(conn, store: LabelStore, code: str, *, role: str | None = None, kind: str | None = None) -> None:
     """Insert ``code`` if it is new (inside the caller's transaction); never changes a role."""
     if code in store.known_raters:
         return
     check_stored_code(code)
-    if conn.execute(select(raters.c.code).where(raters.c.code == code)).first() is not None:
+    if sql.rater_exists(conn, code):
         store.known_raters.add(code)  # only codes seen committed are cached
         return
     kind = kind or kind_of(code)
     if kind not in RATER_KINDS:
         raise ValueError(f"invalid rater kind {kind!r}; valid: {', '.join(RATER_KINDS)}")
     role = role or ("admin" if code in admin_codes() else "rater")
-    stmt = _insert_ignore(store).values(code=code, role=role, kind=kind, created_at=store.clock())
-    conn.execute(stmt.on_conflict_do_nothing(index_elements=["code"]))
+    sql.insert_rater_if_new(conn, store, code, role=role, kind=kind)
 
 
 def register_rater(store: LabelStore, code: str, *, source: str = "session") -> Identity:
@@ -191,27 +184,20 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
     """
     if code == by:
         raise ValueError("you cannot retire your own code")
-    with store.write() as conn:
-        if conn.execute(select(raters.c.code).where(raters.c.code == code)).scalar() is None:
-            raise ValueError(f"no rater {code!r}")
-        if conn.execute(select(rater_retirements.c.code).where(rater_retirements.c.code == code)).scalar() is None:
-            conn.execute(rater_retirements.insert().values(code=code, retired_at=store.clock(), retired_by=by,
-                                                           reason=reason.strip()))
+    if not sql.retire_code(store, code, by=by, reason=reason.strip()):
+        raise ValueError(f"no rater {code!r}")
 
 
 def retired_codes(store: LabelStore) -> set[str]:
     """Codes an admin retired."""
-    with store.read() as conn:
-        return {r for (r,) in conn.execute(select(rater_retirements.c.code))}
+    return sql.retired_rater_codes(store)
 
 
 def get_role(store: LabelStore, code: str) -> str:
     """The role of ``code`` (``rater`` for an unknown code; admins from the environment)."""
     if code in admin_codes():
         return "admin"
-    with store.read() as conn:
-        role = conn.execute(select(raters.c.role).where(raters.c.code == code)).scalar()
-    return role or "rater"
+    return sql.rater_role(store, code) or "rater"
 
 
 def set_role(store: LabelStore, code: str, role: str) -> None:
@@ -225,25 +211,14 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     check_stored_code(code)
     with store.write() as conn:
         ensure_rater(conn, store, code, role=role)
-        conn.execute(update(raters).where(raters.c.code == code).values(role=role))
+        sql.update_rater_role(conn, code, role)
 
 
 def list_raters(store: LabelStore) -> pl.DataFrame:
     """Every rater with role, kind, number of ratings (all projects) and retirement (null if active)."""
     import polars as pl  # noqa: F811 - imported here: the assignment path does not need polars
 
-    n = func.count(ratings.c.rating_id)
-    stmt = (
-        select(raters.c.code, raters.c.role, raters.c.kind, raters.c.created_at, n.label("n_ratings"),
-               rater_retirements.c.retired_at, rater_retirements.c.retired_by)
-        .select_from(raters.outerjoin(ratings, ratings.c.rater == raters.c.code)
-                     .outerjoin(rater_retirements, rater_retirements.c.code == raters.c.code))
-        .group_by(raters.c.code, raters.c.role, raters.c.kind, raters.c.created_at,
-                  rater_retirements.c.retired_at, rater_retirements.c.retired_by)
-        .order_by(raters.c.code)
-    )
-    with store.read() as conn:
-        rows = conn.execute(stmt).all()
+    rows = sql.rater_rows(store)
     schema = {"code": pl.String, "role": pl.String, "kind": pl.String, "created_at": pl.Datetime, "n_ratings": pl.Int64,
               "retired_at": pl.Datetime, "retired_by": pl.String}
-    return pl.DataFrame([tuple(r) for r in rows], schema=schema, orient="row")
+    return pl.DataFrame(rows, schema=schema, orient="row")

@@ -15,12 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-
 from core.errors import UnknownNameError
 from core.labeling import sources
-from core.labeling.store import LabelStore, items, projects
+from core.labeling import store as sql
+from core.labeling.store import LabelStore
 from core.progress import Progress
 from core.workspace import Workspace, check_name
 
@@ -106,16 +104,16 @@ def create_project(
     check_name("project", name)
     labels, fields = _check_settings(scale_labels, target_raters, visible_fields, reservation_seconds)
     with store.write() as conn:
-        row = conn.execute(select(projects).where(projects.c.name == name)).first()
+        row = sql.project_row(conn, name)
         if row is not None:
             if exist_ok:
                 return _project_from_row(row)
             raise ValueError(f"project {name!r} exists already")
-        conn.execute(projects.insert().values(
-            name=name, guidelines=guidelines, label_neg=labels[0], label_zero=labels[1], label_pos=labels[2],
-            target_raters=target_raters, visible_fields=json.dumps(fields),
-            reservation_seconds=reservation_seconds, repeat_audits=repeat_audits, created_at=store.clock(),
-        ))
+        sql.insert_project(conn, {
+            "name": name, "guidelines": guidelines, "label_neg": labels[0], "label_zero": labels[1],
+            "label_pos": labels[2], "target_raters": target_raters, "visible_fields": json.dumps(fields),
+            "reservation_seconds": reservation_seconds, "repeat_audits": repeat_audits, "created_at": store.clock(),
+        })
     return get_project(store, name)
 
 
@@ -140,16 +138,13 @@ def update_project(store: LabelStore, name: str, **changes: Any) -> Project:
         "reservation_seconds": changes.get("reservation_seconds", current.reservation_seconds),
         "repeat_audits": bool(changes.get("repeat_audits", current.repeat_audits)),
     }
-    with store.write() as conn:
-        conn.execute(update(projects).where(projects.c.project_id == current.project_id).values(**values))
+    sql.update_project_row(store, current.project_id, values)
     return get_project(store, name)
 
 
 def list_projects(store: LabelStore) -> list[Project]:
     """Every project, oldest first."""
-    with store.read() as conn:
-        rows = conn.execute(select(projects).order_by(projects.c.created_at, projects.c.project_id)).all()
-    return [_project_from_row(r) for r in rows]
+    return [_project_from_row(r) for r in sql.project_rows(store)]
 
 
 def get_project(store: LabelStore, name: str) -> Project:
@@ -159,19 +154,10 @@ def get_project(store: LabelStore, name: str) -> Project:
         UnknownNameError: no such project (the message lists the existing ones).
     """
     with store.read() as conn:
-        row = conn.execute(select(projects).where(projects.c.name == name)).first()
+        row = sql.project_row(conn, name)
         if row is None:
-            names = conn.execute(select(projects.c.name)).scalars().all()
-            raise UnknownNameError("labeling project", name, list(names))
+            raise UnknownNameError("labeling project", name, sql.project_names(conn))
     return _project_from_row(row)
-
-
-def _insert_ignore(store: LabelStore):
-    return (postgresql if store.dialect == "postgresql" else sqlite).insert(items)
-
-
-def _count_items(conn: Any) -> int:
-    return int(conn.execute(select(func.count()).select_from(items)).scalar() or 0)
 
 
 def add_items(
@@ -193,15 +179,14 @@ def add_items(
             "model_id": rec.get("model_id"), "metadata": json.dumps(rec.get("metadata") or {}, ensure_ascii=False),
             "created_at": rec.get("created_at") or now, "n_raters": 0, "n_ratings": 0,
         })
-    stmt = _insert_ignore(store).on_conflict_do_nothing(index_elements=["dataset", "identifier", "run_id"])
     with store.write() as conn:
         store.lock_project(conn, project.project_id)
-        before = _count_items(conn)
+        before = sql.count_items(conn)
         for start in range(0, len(rows), _CHUNK):
-            conn.execute(stmt, rows[start:start + _CHUNK])
+            sql.insert_items_ignoring_existing(conn, store, rows[start:start + _CHUNK])
             if progress:
                 progress(min(start + _CHUNK, len(rows)), len(rows), "items")
-        added = _count_items(conn) - before
+        added = sql.count_items(conn) - before
     return ImportReport(added=added, skipped=len(rows) - added)
 
 
@@ -229,6 +214,4 @@ def import_dataset_reviews(
 def item_count(store: LabelStore, project: Project) -> int:
     """Number of items in ``project``."""
     with store.read() as conn:
-        return int(conn.execute(
-            select(func.count()).select_from(items).where(items.c.project_id == project.project_id)
-        ).scalar() or 0)
+        return sql.count_items(conn, project.project_id)

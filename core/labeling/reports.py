@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import polars as pl
-from sqlalchemy import case, func, select
 
+from core.labeling import store as sql
 from core.labeling.items import Project
-from core.labeling.store import LabelStore, items, raters, ratings
+from core.labeling.store import LabelStore
 
 RATING_SCHEMA: dict[str, Any] = {
     "rating_id": pl.Int64, "item_id": pl.Int64, "rater": pl.String, "kind": pl.String, "score": pl.Float64,
@@ -27,18 +27,7 @@ def ratings_frame(store: LabelStore, project: Project, *, include_models: bool =
     Args:
         include_models: also return ratings of model raters (``llm:…`` codes from imports).
     """
-    stmt = (
-        select(ratings.c.rating_id, ratings.c.item_id, ratings.c.rater, raters.c.kind, ratings.c.score,
-               ratings.c.notes, ratings.c.created_at, ratings.c.seconds_spent, ratings.c.is_repeat)
-        .select_from(ratings.join(items, items.c.item_id == ratings.c.item_id)
-                     .join(raters, raters.c.code == ratings.c.rater))
-        .where(items.c.project_id == project.project_id)
-        .order_by(ratings.c.created_at, ratings.c.rating_id)
-    )
-    if not include_models:
-        stmt = stmt.where(raters.c.kind == "human")
-    with store.read() as conn:
-        rows = [tuple(r) for r in conn.execute(stmt).all()]
+    rows = sql.rating_rows(store, project.project_id, include_models=include_models)
     return pl.DataFrame(rows, schema=RATING_SCHEMA, orient="row")
 
 
@@ -54,20 +43,13 @@ def latest_ratings(frame: pl.DataFrame) -> pl.DataFrame:
 
 def items_frame(store: LabelStore, project: Project, item_ids: list[int] | None = None) -> pl.DataFrame:
     """Items of ``project`` (all, or those in ``item_ids``), oldest first."""
-    stmt = select(*(items.c[name] for name in ITEM_SCHEMA)).where(items.c.project_id == project.project_id)
-    if item_ids is not None:
-        stmt = stmt.where(items.c.item_id.in_(item_ids))
-    with store.read() as conn:
-        rows = [tuple(r) for r in conn.execute(stmt.order_by(items.c.created_at, items.c.item_id)).all()]
+    rows = sql.item_rows(store, project.project_id, list(ITEM_SCHEMA), item_ids)
     return pl.DataFrame(rows, schema=ITEM_SCHEMA, orient="row")
 
 
 def coverage(store: LabelStore, project: Project) -> pl.DataFrame:
     """Items by number of (human) raters: ``n_raters, n_items`` for 0 … max, gaps filled with 0."""
-    stmt = (select(items.c.n_raters, func.count()).where(items.c.project_id == project.project_id)
-            .group_by(items.c.n_raters))
-    with store.read() as conn:
-        counts: dict[int, int] = {int(k): int(v) for k, v in conn.execute(stmt).all()}
+    counts = sql.items_by_rater_count(store, project.project_id)
     top = max([project.target_raters, *counts])
     return pl.DataFrame({"n_raters": list(range(top + 1)), "n_items": [int(counts.get(k, 0)) for k in range(top + 1)]},
                         schema={"n_raters": pl.Int64, "n_items": pl.Int64})
@@ -75,23 +57,9 @@ def coverage(store: LabelStore, project: Project) -> pl.DataFrame:
 
 def rater_progress_table(store: LabelStore, project: Project) -> pl.DataFrame:
     """Per rater: role, kind, ratings, distinct items, repeats, median seconds, last rating."""
-    stmt = (
-        select(ratings.c.rater, raters.c.role, raters.c.kind, func.count().label("n_ratings"),
-               func.count(func.distinct(ratings.c.item_id)).label("n_items"),
-               func.sum(case((ratings.c.is_repeat.is_(True), 1), else_=0)).label("n_repeats"),
-               func.avg(ratings.c.seconds_spent).label("mean_seconds"),
-               func.max(ratings.c.created_at).label("last_rating_at"))
-        .select_from(ratings.join(items, items.c.item_id == ratings.c.item_id)
-                     .join(raters, raters.c.code == ratings.c.rater))
-        .where(items.c.project_id == project.project_id)
-        .group_by(ratings.c.rater, raters.c.role, raters.c.kind)
-        .order_by(func.count().desc(), ratings.c.rater)
-    )
     schema: dict[str, Any] = {"rater": pl.String, "role": pl.String, "kind": pl.String, "n_ratings": pl.Int64, "n_items": pl.Int64,
               "n_repeats": pl.Int64, "mean_seconds": pl.Float64, "last_rating_at": pl.Datetime("us")}
-    with store.read() as conn:
-        rows = [tuple(r) for r in conn.execute(stmt).all()]
-    return pl.DataFrame(rows, schema=schema, orient="row")
+    return pl.DataFrame(sql.rater_progress_rows(store, project.project_id), schema=schema, orient="row")
 
 
 def project_summary(store: LabelStore, project: Project) -> dict[str, Any]:

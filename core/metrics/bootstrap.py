@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -153,29 +154,54 @@ def interval(values: NDArray[np.float64], *, level: float = 0.95) -> dict[str, A
     return {"low": float(low), "high": float(high), "n_defined": int(len(ok)), "n_boot": int(len(values))}
 
 
+@lru_cache(maxsize=4)
+def resample_weights(n: int, n_boot: int, seed: int) -> NDArray[np.float32]:
+    """:func:`draw_counts` of :func:`resample_index`, drawn once per (n, n_boot, seed) for the paired
+    comparisons of a page (read-only; the same matrix a fresh draw gives)."""
+    weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
+    weights.flags.writeable = False
+    return weights
+
+
 def bootstrap_intervals(table: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """95 % percentile intervals of every headline score and process component (restaurants resampled)."""
     n = len(table.business_ids)
     # Restaurants in descending score order first, so the AP pass needs no gather per resample.
     table = table.take([table.business_ids[i] for i in np.argsort(-table.score, kind="stable")])
-    weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
-    scores = scores_from_counts(table, weights)
+    scores = scores_from_counts(table, draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n))
     return {"method": "percentile bootstrap over restaurants", "n_boot": n_boot, "seed": seed, "level": level,
             "scores": {name: interval(v, level=level) for name, v in scores.items()}}
 
 
+def common_ids(a: SampleTable, b: SampleTable) -> list[str]:
+    """The restaurants both tables hold, in ``a``'s order (the order the paired resamples index)."""
+    in_b = set(b.business_ids)
+    return [x for x in a.business_ids if x in in_b]
+
+
+def resampled_scores(table: SampleTable, *, n_boot: int = 1000, seed: int = 0) -> dict[str, NDArray[np.float64]]:
+    """Every score of ``table`` on each paired resample of its rows (in its order): one side of
+    :func:`paired_differences`. A pure function of (rows in order, n_boot, seed), so callers may
+    cache it per run and order."""
+    return scores_from_counts(table, resample_weights(len(table.business_ids), n_boot, seed))
+
+
 def paired_differences(
-    a: SampleTable, b: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+    a: SampleTable, b: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
+    resampled: Any = None,
 ) -> dict[str, Any]:
     """Paired bootstrap of B − A on the restaurants both runs scored (same resamples for both).
 
-    A difference is "real" at this level when its interval excludes 0.
+    A difference is "real" at this level when its interval excludes 0. ``resampled(side, table)``
+    (side "a" or "b", the table in common order) may return :func:`resampled_scores` from a cache.
     """
-    common = [x for x in a.business_ids if x in set(b.business_ids)]
+    common = common_ids(a, b)
     ta, tb = a.take(common), b.take(common)
     n = len(common)
-    weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
-    sa, sb = scores_from_counts(ta, weights), scores_from_counts(tb, weights)
+    if resampled is None:
+        sa, sb = resampled_scores(ta, n_boot=n_boot, seed=seed), resampled_scores(tb, n_boot=n_boot, seed=seed)
+    else:
+        sa, sb = resampled("a", ta), resampled("b", tb)
     full = np.ones((1, n))
     pa = {k: float(v[0]) for k, v in scores_from_counts(ta, full).items()}
     pb = {k: float(v[0]) for k, v in scores_from_counts(tb, full).items()}

@@ -147,4 +147,31 @@ def ordinal_auprc(
     out["ordinal_auprc"] = float(np.mean(defined)) if defined else None
     out["ordinal_nap"] = float(np.mean(naps)) if naps else None
     out["thresholds"] = rows
+    if len(scale) >= 3:
+        out["severity_ordering_ap"], out["severity_ordering_reason"] = severity_ordering_ap(t, s, scale)
     return out
+
+
+def severity_ordering_ap(y_true: ArrayLike, y_score: ArrayLike, scale: Sequence[str]) -> tuple[float | None, str | None]:
+    """xnot's auxiliary ``severity_ordering_ap``: among samples with GT above the lowest level, the AP
+    of "GT is the highest level" (is Critical ranked above High?), and the reason when undefined.
+
+    Undefined (null, where xnot writes NaN) with fewer than 2 such samples or without both classes.
+
+    >>> severity_ordering_ap([0, 1, 2, 2, 1], [0.0, 3.0, 9.0, 2.0, 1.0], ["Low Risk", "High Risk", "Critical Risk"])
+    (0.8333333333333333, None)
+    >>> severity_ordering_ap([0, 1, 1], [0.0, 1.0, 2.0], ["Low Risk", "High Risk", "Critical Risk"])[1]
+    'no sample has GT Critical Risk'
+    """
+    t = np.asarray(y_true, dtype=np.float64)
+    s = np.asarray(y_score, dtype=np.float64)
+    top = len(scale) - 1
+    risky = t >= 1
+    y = (t[risky] == top).astype(int)
+    if int(risky.sum()) < 2:
+        return None, f"fewer than 2 samples have GT ≥ {scale[1]}"
+    if int(y.sum()) == 0:
+        return None, f"no sample has GT {scale[top]}"
+    if int(y.sum()) == len(y):
+        return None, f"every sample with GT ≥ {scale[1]} is {scale[top]}"
+    return float(average_precision_score(y, s[risky])), None

@@ -171,14 +171,25 @@ def run_label(scored: Mapping[str, Any]) -> str:
     return f"{scored.get('run_id')} ({scored.get('method')}, K={scored.get('k')})"
 
 
-def comparison(runs: Sequence[Mapping[str, Any]], baseline: int, *, n_boot: int = 1000, seed: int = 0) -> pl.DataFrame:
+def comparison(runs: Sequence[Mapping[str, Any]], baseline: int, *, n_boot: int = 1000, seed: int = 0,
+               differences: Sequence[Mapping[str, Any] | None] | None = None) -> pl.DataFrame:
     """Per run and headline score: value with interval, and the paired difference to the baseline run
-    (bootstrap over the restaurants both scored) with its interval and whether it excludes 0."""
-    base_table = sample_table(runs[baseline])
+    (bootstrap over the restaurants both scored) with its interval and whether it excludes 0.
+
+    ``differences[i]`` may give run i's ``paired_differences(...)["differences"]`` against the
+    baseline already computed (a cache); only the headline fields of ``runs`` are read then.
+    """
+    base_table = sample_table(runs[baseline]) if differences is None else None
     rows = []
     for i, r in enumerate(runs):
         head = headline(r)
-        diffs = {} if i == baseline else paired_differences(base_table, sample_table(r), n_boot=n_boot, seed=seed)["differences"]
+        if i == baseline:
+            diffs: Mapping[str, Any] = {}
+        elif differences is not None:
+            diffs = differences[i] or {}
+        else:
+            assert base_table is not None
+            diffs = paired_differences(base_table, sample_table(r), n_boot=n_boot, seed=seed)["differences"]
         for (label, name, _key, scale), h in zip(HEADLINE_ROWS, head.iter_rows(named=True), strict=True):
             d = diffs.get(name) or {}
             rows.append({"run": run_label(r), "metric": label, "score_pct": h["score_pct"], "low_pct": h["low_pct"],

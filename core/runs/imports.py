@@ -15,7 +15,7 @@ Two formats:
 
 The imported run is scored with ``core.metrics.score_results`` (GT from each sample's
 ``gt_verdict``) and goes to ``runs/{run_id}/results.json`` with ``config.origin`` = {format, file,
-sha256, imported_at}; the source file is never changed.
+sha256, imported_at}, with its ``summary.json`` (``core.metrics.io``); the source file is never changed.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from core.errors import DataError, WorkbenchError
 from core.files import read_json, sha256_file, write_json_atomic
 from core.metrics import score_results
+from core.metrics.io import write_run_summary
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 from core.runs.results import N_BOOT, RESULTS_FILE, validate_results
 from core.workspace import Workspace, check_name
@@ -122,4 +123,5 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     validate_results(converted, str(source))
     target = ws.runs_dir / rid / RESULTS_FILE
     write_json_atomic(target, converted)
+    write_run_summary(target.parent, converted)
     return {"run_id": rid, "format": fmt, "n": len(converted["results"]), "path": str(target)}

@@ -18,6 +18,7 @@ from core.errors import WorkbenchError
 from core.files import write_json_atomic
 from core.methods import METHODS
 from core.metrics import load_gt, score_results
+from core.metrics.io import write_run_summary
 
 if TYPE_CHECKING:
     from core.runs.plan import RunPlan
@@ -120,4 +121,5 @@ def finalize_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status
     payload = build_results(plan, samples, status=status)
     validate_results(payload, str(plan.run_dir / RESULTS_FILE))
     write_json_atomic(plan.run_dir / RESULTS_FILE, payload)
+    write_run_summary(plan.run_dir, payload)
     return payload

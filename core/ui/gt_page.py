@@ -18,7 +18,7 @@ from core.ground_truth.coverage import short_counts, short_message
 from core.gt_views.status import offline_judge_kind
 from core.judgments import set_gt_judge
 from core.tasks import get_task
-from core.ui import cache, page_progress
+from core.ui import cache, judge_jobs
 from core.ui.paid import cost_line, paid_refusal
 from core.ui.text import safe
 from core.workspace import Workspace
@@ -112,8 +112,10 @@ def _judge_table(status: gt_views.JudgingStatus) -> pl.DataFrame:
 
 
 def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
-    """Judging status with the index-and-judge button (a paid judge needs an admin and a confirmation)."""
+    """Judging status with the index-and-judge button, which starts a background job (a paid judge needs an
+    admin and a confirmation), and the newest judging job's progress or outcome."""
     status, task, judge = choice.status, choice.task, choice.judge
+    busy = judge_jobs.busy(ws, dataset, task)  # one judging job per dataset/task at a time
     st.caption(f"{status.judged:,} reviews judged by the GT judge" if status.judged is not None
                else f"{len(status.judges)} judges, none chosen as the GT judge" if status.judges
                else "No judgments yet.")
@@ -140,26 +142,21 @@ def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
     if not status.runnable:
         st.caption("This dataset stores no review text (made from a judgments file), so nothing can be judged here.")
     if use_openai:
-        _paid_run(ws, dataset, task, status)
+        _paid_run(ws, dataset, task, status, busy)
     elif st.button(f"Build the keyword index and judge with {OFFLINE_NAMES[offline_judge_kind(get_task(task, ws))]} "
                    "(offline)", key="gt.run",
-                   type="primary" if not status.ready else "secondary", disabled=not status.runnable):
+                   type="primary" if not status.ready else "secondary", disabled=not status.runnable or busy):
         _run(ws, dataset, task, use_openai=False)
-    report = st.session_state.get(K_RUN_REPORT)
-    if report:
-        # a judge id passed check_name (letters, digits, - _ .): no markdown can hide in it
-        st.success(f"{report['judge']}: judged {report['judged']:,} reviews ({report['parse_errors']} parse errors, "
-                   f"{report['failures']} failures, {report['skipped_already_judged']:,} already judged) in "
-                   f"{report['seconds']} s" + (" · keyword index built" if report["index_built"] else ""))
+    judge_jobs.panel(ws, dataset, task)
 
 
-def _paid_run(ws: Workspace, dataset: str, task: str, status: gt_views.JudgingStatus) -> None:
+def _paid_run(ws: Workspace, dataset: str, task: str, status: gt_views.JudgingStatus, busy: bool) -> None:
     refusal = paid_refusal(ws)
     if refusal:
         st.button("Judge with the OpenAI judge", key="gt.run", disabled=True)
         st.warning(refusal, icon=":material/lock:")
         return
-    if st.button("Judge with the OpenAI judge…", key="gt.run", disabled=not status.runnable,
+    if st.button("Judge with the OpenAI judge…", key="gt.run", disabled=not status.runnable or busy,
                  help="Shows the estimated cost first; nothing is sent before you confirm."):
         try:
             st.session_state[K_PREFLIGHT] = gt_views.openai_preflight(ws, dataset, task)
@@ -170,23 +167,15 @@ def _paid_run(ws: Workspace, dataset: str, task: str, status: gt_views.JudgingSt
         with st.container(border=True):
             st.markdown(safe("**Confirm a paid run** with {model}: ", model=pre["model"]) + cost_line(pre))
             a, b = st.columns(2)
-            if a.button("Confirm and judge", key="gt.run_confirm", type="primary", disabled=not pre["to_judge"]):
+            if a.button("Confirm and judge", key="gt.run_confirm", type="primary", disabled=not pre["to_judge"] or busy):
                 st.session_state.pop(K_PREFLIGHT, None)
                 _run(ws, dataset, task, use_openai=True)
             b.button("Cancel", key="gt.run_cancel", on_click=lambda: st.session_state.pop(K_PREFLIGHT, None))
 
 
 def _run(ws: Workspace, dataset: str, task: str, *, use_openai: bool) -> None:
-    progress, done = page_progress("Judging")
-    try:
-        report = gt_views.run_index_and_judge(ws, dataset, task, use_openai=use_openai, progress=progress)
-    except (WorkbenchError, ValueError) as exc:
-        done()
-        st.error(str(exc))
-    else:
-        done()
-        st.session_state[K_RUN_REPORT] = report  # judgment files changed: the stamps invalidate the loaders
-        st.rerun()
+    judge_jobs.start(ws, dataset, task, use_openai=use_openai)  # a process of its own: survives this tab
+    st.rerun()
 
 
 def coverage_warning(frame: pl.DataFrame) -> None:

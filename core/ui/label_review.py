@@ -4,7 +4,9 @@ export, raters). The page picks the project and the section and calls :func:`sho
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 import streamlit as st
@@ -17,6 +19,28 @@ from core.workspace import Workspace
 
 K_ITEM, K_BINS, K_BOOT, K_PAIR = "label_review.item", "label_review.bins", "label_review.boot", "label_review.pair"
 K_FLASH, K_QUEUE = "label_review.flash", "label_review.queue"
+PAIR_COLUMNS: dict[str, Any] = {
+    "rater_a": "rater A", "rater_b": "rater B", "n": st.column_config.NumberColumn("shared items", width="small"),
+    "pearson": "Pearson r [95% CI]", "spearman": "Spearman ρ [95% CI]",
+    "mean_abs_diff": st.column_config.NumberColumn("mean |difference|", format="%.3f")}
+
+
+def with_ci(value: float | None, lo: float | None, hi: float | None) -> str:
+    """A statistic with its interval in one cell.
+
+    >>> with_ci(0.9451, 0.8449, 0.981), with_ci(float("nan"), None, None)
+    ('0.945 [0.845, 0.981]', 'n/a')
+    """
+    return "n/a" if value is None or not math.isfinite(value) else f"{num(value)} [{num(lo)}, {num(hi)}]"
+
+
+def pairs_table(pairs: pl.DataFrame, retired: Collection[str]) -> pl.DataFrame:
+    """Rater pairs as shown: codes marked, each correlation with its CI in one column."""
+    rows = [{**r, "pearson": with_ci(r["pearson"], r["pearson_lo"], r["pearson_hi"]),
+             "spearman": with_ci(r["spearman"], r["spearman_lo"], r["spearman_hi"])} for r in pairs.to_dicts()]
+    frame = pl.DataFrame(rows, schema={"rater_a": pl.String, "rater_b": pl.String, "n": pl.Int64,
+                                       "pearson": pl.String, "spearman": pl.String, "mean_abs_diff": pl.Float64})
+    return mark_retired(frame, ["rater_a", "rater_b"], retired)
 SECTIONS = ("Coverage", "Disagreements", "Agreement", "Export", "Raters")
 STATUS = {consensus.NEEDS_DISCUSSION: "needs discussion", "adjudicated": "adjudicated", "calculated": "agreed"}
 
@@ -31,6 +55,29 @@ class Context:
     code: str
     role: str
     include_models: bool
+
+
+def marked(code: str, retired: Collection[str]) -> str:
+    """A rater code as listed on this page: a code an admin retired carries "(retired)".
+
+    >>> marked("ana", {"anna"}), marked("anna", {"anna"})
+    ('ana', 'anna (retired)')
+    """
+    return f"{code} (retired)" if code in retired else code
+
+
+def mark_retired(frame: pl.DataFrame, columns: Iterable[str], retired: Collection[str]) -> pl.DataFrame:
+    """``frame`` with the rater codes in ``columns`` (a code or a list of codes per row) marked."""
+    if not retired:
+        return frame
+    codes = list(retired)
+
+    def mark(col: pl.Expr) -> pl.Expr:
+        return pl.when(col.is_in(codes)).then(col + " (retired)").otherwise(col)
+
+    return frame.with_columns(
+        pl.col(c).list.eval(mark(pl.element())) if isinstance(frame.schema[c], pl.List) else mark(pl.col(c))
+        for c in columns)
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -51,7 +98,8 @@ def show_coverage(c: Context) -> None:
                         width="stretch")
     with right:
         st.subheader("Raters' progress")
-        st.dataframe(reports.rater_progress_table(c.store, c.project), hide_index=True, width="stretch",
+        st.dataframe(mark_retired(reports.rater_progress_table(c.store, c.project), ["rater"],
+                                  identity.retired_codes(c.store)), hide_index=True, width="stretch",
                      column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
                                     "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f")})
 
@@ -112,7 +160,7 @@ def show_disagreements(c: Context) -> None:
     if st.session_state.get(K_ITEM) not in ids:
         st.session_state[K_ITEM] = ids[0]
     st.caption("Click a row to open the item.")
-    shown = queue.with_columns(
+    shown = mark_retired(queue, ["raters"], identity.retired_codes(c.store)).with_columns(
         pl.col("consensus_source").replace_strict(STATUS, default=pl.col("consensus_source")),
         pl.col("raters").list.join(", "),
         pl.col("scores").list.eval(pl.element().round(2)),
@@ -133,6 +181,7 @@ def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None
     """One queue item: the whole prompt and response, every rater's score and notes, the form."""
     item_id = row["item_id"]
     item = reports.items_frame(c.store, c.project, [item_id]).row(0, named=True)
+    retired = identity.retired_codes(c.store)
     if c.code in row["raters"]:
         st.warning(f"You rated this item yourself ({render.escape_markdown(c.code)}): "
                    "consider leaving its adjudication to someone else.", icon=":material/flag:")
@@ -143,11 +192,11 @@ def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None
         st.caption("Response")
         st.markdown(render.safe_markdown(item["response_text"]))
     with right:
-        st.altair_chart(charts.rater_values_chart(row["raters"], row["scores"], labels=c.project.scale_labels),
+        st.altair_chart(charts.rater_values_chart([marked(r, retired) for r in row["raters"]], row["scores"], labels=c.project.scale_labels),
                         width="stretch")
         if row["consensus_source"] == "adjudicated" or row["stale"]:
             st.caption(f"{'Earlier' if row['stale'] else 'Current'} adjudication by "
-                       f"{render.escape_markdown(row['adjudicator'] or '?')}: {num(row['consensus'], 2)} — "
+                       f"{render.escape_markdown(marked(row['adjudicator'] or '?', retired))}: {num(row['consensus'], 2)} — "
                        f"{render.escape_markdown(row['note'] or '')}")
         default = row["consensus"] if row["consensus"] is not None else sum(row["scores"]) / len(row["scores"])
         with st.form(f"label_review.adjudicate.{item_id}"):
@@ -159,11 +208,8 @@ def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None
                                   key=f"label_review.adj_submit.{item_id}", on_click=_record,
                                   args=(c, item_id, ids, open_ids))
     st.markdown("**Every rating of this item, with the rater's notes**")
-    retired = identity.retired_codes(c.store)
-    ratings = reports.ratings_frame(c.store, c.project, include_models=c.include_models).filter(
-        pl.col("item_id") == item_id).with_columns(
-        pl.when(pl.col("rater").is_in(list(retired))).then(pl.col("rater") + " (retired)")
-        .otherwise(pl.col("rater")).alias("rater"),
+    ratings = mark_retired(reports.ratings_frame(c.store, c.project, include_models=c.include_models).filter(
+        pl.col("item_id") == item_id), ["rater"], retired).with_columns(
         pl.col("notes").fill_null(""), pl.when(pl.col("is_repeat")).then(pl.lit("repeat audit"))
         .otherwise(pl.lit("first")).alias("is_repeat"))
     st.dataframe(ratings.select("rater", "score", "notes", "is_repeat", "created_at"), hide_index=True,
@@ -200,19 +246,20 @@ def show_agreement(c: Context) -> None:
             icc["band_icck"], "Reliability of the mean of the item's raters.")
     _metric(m[3], f"Fleiss' κ (bins ±{b['threshold']:.2f})", b["kappa"], b["kappa_lo"], b["kappa_hi"], b["band"],
             f"Observed agreement {num(b['observed_agreement'])}. Landis & Koch (1977) bands.")
+    retired = identity.retired_codes(c.store)
     pairs = pl.DataFrame(rep["pairwise"])
     st.subheader("Rater pairs")
     if pairs.is_empty():
         st.info("No two raters share at least 3 items yet.")
     else:
-        st.dataframe(pairs, hide_index=True, width="stretch", column_config={
-            col: st.column_config.NumberColumn(format="%.3f") for col in pairs.columns if pairs[col].dtype == pl.Float64})
-        labels = [f"{r['rater_a']} ~ {r['rater_b']}" for r in rep["pairwise"]]
+        st.dataframe(pairs_table(pairs, retired), hide_index=True, width="stretch", column_config=PAIR_COLUMNS)
+        labels = [f"{marked(r['rater_a'], retired)} ~ {marked(r['rater_b'], retired)}" for r in rep["pairwise"]]
         if st.session_state.get(K_PAIR) not in labels:
             st.session_state[K_PAIR] = labels[0]
         chosen = rep["pairwise"][labels.index(st.selectbox("Pair", labels, key=K_PAIR))]
-        st.altair_chart(charts.pair_scatter_chart(reports.first_ratings(frame), chosen["rater_a"], chosen["rater_b"]),
-                        width="content")
+        first = mark_retired(reports.first_ratings(frame), ["rater"], retired)
+        st.altair_chart(charts.pair_scatter_chart(first, marked(chosen["rater_a"], retired),
+                                                  marked(chosen["rater_b"], retired)), width="content")
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Per-rater bias")
@@ -220,21 +267,24 @@ def show_agreement(c: Context) -> None:
         if bias.is_empty():
             st.info("Needs items with at least two raters.")
         else:
-            st.altair_chart(charts.rater_bias_chart(bias), width="stretch")
+            st.altair_chart(charts.rater_bias_chart(mark_retired(bias, ["rater"], retired)), width="stretch")
     with right:
         st.subheader("Test–retest (repeat audits)")
         retest = pl.DataFrame(rep["test_retest"])
         if retest.is_empty():
             st.info("No repeat audits yet: raters get them once they have rated everything they can.")
         else:
-            st.dataframe(retest, hide_index=True, width="stretch", column_config={
-                col: st.column_config.NumberColumn(format="%.3f") for col in ("mean_abs_diff", "pearson", "same_bin")})
+            st.dataframe(mark_retired(retest, ["rater"], retired), hide_index=True, width="stretch", column_config={
+                "n_pairs": st.column_config.NumberColumn("pairs", width="small"),
+                "mean_abs_diff": st.column_config.NumberColumn("mean |diff.|", format="%.3f", width="small"),
+                "pearson": st.column_config.NumberColumn("Pearson r", format="%.3f", width="small"),
+                "same_bin": st.column_config.NumberColumn("same bin", format="%.3f", width="small")})
 
 
 def show_export(c: Context) -> None:
     store, project = c.store, c.project
     datasets = sorted(set(reports.items_frame(store, project)["dataset"].to_list()))
-    st.write("Reviews: one line per rating (SPEC §6.5 layout). Consensus: one line per item with ≥ 2 raters.")
+    st.write("Reviews: one line per rating. Consensus: one line per item with ≥ 2 raters.")
     cols = st.columns(max(1, len(datasets)) + 1)
     for col, ds in zip(cols, datasets, strict=False):
         col.download_button(

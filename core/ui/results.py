@@ -1,20 +1,27 @@
 """Loaders and page glue of the Results page: runs read from disk once, cached by file stamp.
 
 A run is ``runs/*/results.json``; its stamp is (path, mtime_ns, size), so a rewritten file is read
-again and an unchanged one never is. Scored runs are held with ``st.cache_resource`` (large,
-read-only dicts: never mutate them); the small frames derived from them with ``st.cache_data``.
-A results.json without metric fields is scored in memory from each sample's ``gt_verdict``
-(nothing is written).
+again and an unchanged one never is. Every cache here is process-wide (shared by all sessions).
+Scored runs are held with ``st.cache_resource`` (large, read-only dicts: never mutate them); the
+small frames derived from them with ``st.cache_data``. A results.json without metric fields is
+scored in memory from each sample's ``gt_verdict`` (nothing is written).
+
+Views over many runs read each run's ``summary.json`` (``core.metrics.io``) when it was written
+for that very results.json, else the results.json. A paired comparison caches each run's
+resampled scores per (stamp, restaurant order), so adding a run or changing the baseline only
+computes the sides it has not seen; the figures are those of ``paired_differences`` itself.
 """
 
 from __future__ import annotations
 
 import atexit
 import gc
+import hashlib
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import streamlit as st
 
@@ -22,7 +29,9 @@ from core.db import Database
 from core.gt_views.grid import trace_params
 from core.metrics import score_results
 from core.metrics import views as mv
-from core.metrics.io import RESULTS_NAME, load_results
+from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores
+from core.metrics.io import RESULTS_NAME, load_results, read_run_summary, run_summary
+from core.metrics.score import sample_table
 
 Stamp = tuple[str, int, int]
 atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen objects at exit
@@ -66,14 +75,49 @@ def run_frames(stamp: Stamp) -> dict[str, pl.DataFrame]:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def chart_spec(kind: str, key: tuple, _build: Any) -> dict:
-    """A chart's Vega-Lite spec, built once per (kind, key): Altair's to_dict costs tens of ms."""
-    return _build().to_dict()
+    """A chart's Vega-Lite spec, built once per (kind, key). Not validated against the Vega-Lite
+    schema here (the chart builders are tested for that): loading the schema costs ~0.3 s."""
+    return _build().to_dict(validate=False)
+
+
+@st.cache_data(max_entries=2048, show_spinner=False)
+def summary(stamp: Stamp) -> dict[str, Any]:
+    """The headline fields of a run: its summary.json when written for this results.json, else
+    taken from the run itself (read and cached by :func:`load_run`)."""
+    found = read_run_summary(stamp[0], stamp[2], stamp[1])
+    return found if found is not None else run_summary(load_run(stamp))
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def run_table(stamp: Stamp) -> SampleTable:
+    """Per-restaurant counts of a run, for paired differences (read-only)."""
+    return sample_table(load_run(stamp))
+
+
+@st.cache_resource(max_entries=1024, show_spinner=False)
+def _resampled(stamp: Stamp, order: str, n_boot: int, seed: int, _table: SampleTable) -> dict[str, np.ndarray]:
+    """``resampled_scores`` of the run ``stamp`` with its rows in the order hashed as ``order``."""
+    return resampled_scores(_table, n_boot=n_boot, seed=seed)
+
+
+def _order(table: SampleTable) -> str:
+    return hashlib.blake2b("\x1f".join(table.business_ids).encode(), digest_size=16).hexdigest()
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def pair(base: Stamp, other: Stamp, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Paired differences other − base (``paired_differences``), each side's resamples cached."""
+    def resampled(side: str, table: SampleTable) -> dict[str, np.ndarray]:
+        return _resampled(base if side == "a" else other, _order(table), n_boot, seed, table)
+
+    return paired_differences(run_table(base), run_table(other), n_boot=n_boot, seed=seed, resampled=resampled)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> pl.DataFrame:
     """Scores with intervals and paired differences to ``stamps[baseline]``."""
-    return mv.comparison([load_run(s) for s in stamps], baseline, n_boot=n_boot)
+    diffs = [None if i == baseline else pair(stamps[baseline], s, n_boot)["differences"] for i, s in enumerate(stamps)]
+    return mv.comparison([summary(s) for s in stamps], baseline, n_boot=n_boot, differences=diffs)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -83,7 +127,8 @@ def buckets(base: Stamp, other: Stamp) -> pl.DataFrame:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def scores_by_k(stamps: tuple[Stamp, ...]) -> pl.DataFrame:
-    return mv.scores_by_k([load_run(s) for s in stamps])
+    """Each run's headline scores by K, from the runs' summaries."""
+    return mv.scores_by_k([summary(s) for s in stamps])
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -125,7 +170,7 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
         column_config={"risk score": st.column_config.NumberColumn(format="%.2f"),
                        "cost": st.column_config.NumberColumn(format="$%.4f"),
                        "recomputed verdict": st.column_config.TextColumn(
-                           help="The policy's verdict from the method's valid claimed incidents (SPEC §5.2)")})
+                           help="The policy's verdict from the method's valid claimed incidents")})
     st.page_link("app_pages/trace.py", label="Open this restaurant in Trace", icon=":material/account_tree:",
                  query_params=trace_query(run, business_id), help=trace_link(run, business_id))
     if sample.get("error"):
@@ -157,6 +202,19 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
                 st.text("\n".join(snippets))
     with st.expander("Raw response"):
         st.code(str(sample.get("response") or ""), language=None, wrap_lines=True)
+
+
+def offline_note(ws: Any, run: dict[str, Any]) -> str | None:
+    """``core.ui.judges.offline_provenance`` of the run, importing that module only for a run it can
+    name something offline in (an offline model, or GT of a dataset in this workspace): it imports
+    every judge kind, the openai client among them (~0.5 s, once per server process)."""
+    model = str(run.get("model") or "")
+    dataset = (run.get("config") or {}).get("dataset")
+    if model != "heuristic" and not model.startswith("offline") and not (dataset and dataset in ws.datasets()):
+        return None
+    from core.ui.judges import offline_provenance
+
+    return offline_provenance(ws, run)
 
 
 def pct(v: float | None) -> str:

@@ -12,6 +12,7 @@ import pytest
 
 from core.ground_truth import FORMULAS
 from core.overrides import list_overrides
+from tests.app.job_helpers import wait_for_job
 from tests.core.test_gt_views import CALM, DATASET, FLIP, MILD, TASK, build_gt_workspace
 
 GT, TRACE = "app_pages/ground_truth.py", "app_pages/trace.py"
@@ -110,7 +111,10 @@ def test_gt_page_without_judgments_offers_the_run_button(app_factory, workspace)
     run = next(b for b in at.button if b.key == "gt.run")
     run.click().run()
     assert not at.exception, at.exception
-    assert any("heuristic-v2: judged 12 reviews" in s.value for s in at.success)
+    job = wait_for_job(workspace.root, "judge")  # judging runs as a background job, in its own process
+    assert job["status"] == "finished", job.get("error")
+    at.run()
+    assert any("heuristic-v2: judged 12 reviews" in s.value.replace("\\", "") for s in at.success)  # markdown-escaped
     assert _metrics(at)["Judged (GT judge)"] == "12"
     assert len(_distribution(at)) == 4
 

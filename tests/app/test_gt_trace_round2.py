@@ -14,6 +14,7 @@ import pytest
 
 from core.variants import constants_sha256, load_variant, save_variant
 from core.workspace import Workspace
+from tests.app.job_helpers import wait_for_job
 from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _gt, _trace
 from tests.core.test_gt_views import FLIP, MILD, build_gt_workspace
 
@@ -165,7 +166,10 @@ def test_confirmed_paid_run_judges_through_the_local_endpoint(app_factory, works
         assert sum(server.requests_by_key.values()) == 0  # the pre-flight sends nothing
         at.button(key="gt.run_confirm").click().run()
         assert not at.exception, at.exception
-        assert any("gpt-4o-mini: judged 12 reviews" in s.value for s in at.success)
+        job = wait_for_job(workspace.root, "judge")  # a background job, in its own process
+        assert job["status"] == "finished", job.get("error")
+        at.run()
+        assert any("gpt-4o-mini: judged 12 reviews" in s.value.replace("\\", "") for s in at.success)  # markdown-escaped
         assert sum(server.requests_by_key.values()) == 12
 
 

@@ -287,3 +287,59 @@ def test_text_hashes_vectorised_edge_cases(texts):
         assert text_hashes(series.slice(1, 2)).to_list() == [text_hash(t) for t in texts[1:3]]
     chunked = pl.concat([series, series], rechunk=False)
     assert text_hashes(chunked).to_list() == [text_hash(t) for t in texts + texts]
+
+
+def _store_text_hash(ws, name: str, hashes: list[str | None] | None) -> None:
+    """Rewrite the reviews table with ``hashes`` as its text_hash column (None: without the column)
+    and re-lock it, as an import that stores text_hash would have written it."""
+    from core.datasets import LOCK_NAME, TABLES, read_lock
+    from core.datasets.lock import make_lock
+    from core.files import write_json_atomic
+
+    folder = ws.dataset_dir(name)
+    reviews = pl.read_parquet(folder / TABLES[1]).drop("text_hash", strict=False)
+    if hashes is not None:
+        reviews = reviews.with_columns(pl.Series("text_hash", hashes, dtype=pl.String))
+    reviews.write_parquet(folder / TABLES[1])
+    lock = read_lock(ws, name)
+    write_json_atomic(folder / LOCK_NAME, make_lock(folder, name, lock["layout"], lock["sources"], lock["counts"]))
+
+
+def test_stored_text_hash_is_used_and_gives_the_same_index(workspace, monkeypatch):
+    _tiny(workspace)
+    _store_text_hash(workspace, "d", None)
+    build_index(workspace, "d")
+    computed = load_index(workspace, "d")
+    texts = pl.read_parquet(workspace.dataset_dir("d") / "reviews.parquet")["text"].to_list()
+    _store_text_hash(workspace, "d", [text_hash(t) for t in texts])
+
+    def no_hashing(_texts):
+        raise AssertionError("the reviews table's text_hash column is used, not recomputed")
+
+    monkeypatch.setattr("core.keyword_index.text_hashes", no_hashing)
+    build_index(workspace, "d")
+    assert load_index(workspace, "d").equals(computed)
+    # the stored column is what the index holds (a marker value shows it is read, not computed)
+    _store_text_hash(workspace, "d", [f"stored{i}" for i in range(len(texts))])
+    build_index(workspace, "d", tasks=["G1a"])
+    assert load_index(workspace, "d")["text_hash"].to_list() == [f"stored{i}" for i in range(len(texts))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.lists(st.sampled_from(
+    list("abkinuts -ÀİK\u212a") + ["nut", "Peanut", "\u212aICK"]), max_size=12).map("".join)), max_size=40),
+    st.lists(st.sampled_from(["nut", "peanut", "kick", "i\u0307", "NUT", "", "à", "k", "ts n"]), min_size=1,
+             max_size=5, unique=True))
+def test_one_pass_over_slices_matches_the_rule(texts, keywords):
+    """Any keyword list (capitals, non-ASCII, the empty keyword), texts searched in parallel slices."""
+    import core.keyword_index as kwi
+
+    task = dataclasses.replace(G1A, task_id="G3c", keywords=tuple(keywords))
+    original = kwi.SLICE_ROWS
+    try:
+        kwi.SLICE_ROWS = 3  # several slices even for a few texts
+        out = match_frame(frame(texts), [G1A, task])
+    finally:
+        kwi.SLICE_ROWS = original
+    assert out[kw_column("G3c")].to_list() == [reference_found(t, keywords) for t in texts]
+    assert out[kw_column("G1a")].to_list() == [reference_found(t, G1A.keywords) for t in texts]

@@ -1,0 +1,29 @@
+"""Issue 10: Home lists the workspace's broken files with the reason (nothing skipped in silence)."""
+
+from __future__ import annotations
+
+import shutil
+
+
+def test_home_lists_a_broken_file_with_its_reason(app_factory, small_demo, tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root)
+    at = app_factory(root).run()
+    assert not at.exception, at.exception
+    assert not at.warning  # a clean workspace: no problem table
+    log = next((root / "judgments").rglob("*.jsonl"))
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[1] = lines[1][:20] + "\n"  # damage in the middle of the log
+    log.write_text("".join(lines), encoding="utf-8")
+    (root / "gt" / "broken.json").parent.mkdir(exist_ok=True)
+    (root / "gt" / "broken.json").write_text("{not json", encoding="utf-8")
+    at = app_factory(root).run()
+    assert not at.exception, at.exception
+    assert "2 files in this workspace cannot be read" in at.warning[0].value
+    table = at.dataframe[0].value
+    problems = dict(zip(table["file"], table["problem"], strict=True))
+    rel = str(log.relative_to(root))
+    assert problems[rel].startswith("line 2: not valid JSON")
+    assert problems["gt/broken.json"].startswith("line 1: not valid JSON")
+    assert any("Not shown: a file this section reads cannot be read" in c.value for c in at.caption)
+    assert at.subheader  # the rest of Home is drawn
