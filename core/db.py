@@ -72,9 +72,9 @@ register_view(
         {
             "dataset": "VARCHAR", "business_id": "VARCHAR", "review_id": "VARCHAR", "idx": "INTEGER",
             "date": "VARCHAR", "stars": "DOUBLE", "useful": "BIGINT", "funny": "BIGINT", "cool": "BIGINT",
-            "text": "VARCHAR", "user_id": "VARCHAR",
+            "text": "VARCHAR", "user_id": "VARCHAR", "text_hash": "VARCHAR",
         },
-        "one row per review; idx 0 is the newest review of its restaurant",
+        "one row per review; idx 0 is the newest review of its restaurant; text_hash: SPEC §2.2",
     )
 )
 

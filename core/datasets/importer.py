@@ -1,4 +1,8 @@
-"""``import_dataset``: detect the layout of a source, read and check it, write the dataset."""
+"""``import_dataset``: detect the layout of a source, read and check it, write the dataset.
+
+The source is read a chunk at a time and staged on disk (:mod:`core.datasets.staging`), so an
+import's memory does not grow with the file.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from core.datasets.flat import read_flat
+import polars as pl
+
+from core.datasets.flat import stage_flat
 from core.datasets.lock import hash_sources
-from core.datasets.scale import read_scale
+from core.datasets.scale import stage_scale
 from core.datasets.sources import (
     FLAT_BUSINESS,
     FLAT_REVIEW,
@@ -18,7 +24,8 @@ from core.datasets.sources import (
     file_format,
     resolve_paths,
 )
-from core.datasets.store import ensure_absent, write_tables
+from core.datasets.staging import Stager
+from core.datasets.store import ensure_absent, write_streamed
 from core.errors import DataError
 from core.locks import dataset_lock
 from core.progress import Progress, no_progress
@@ -88,20 +95,31 @@ def _import(
     if layout == FLAT_BUSINESS:
         raise DataError("this is a business file: pass the review file as PATH and this one as --business", path=path)
     warnings: list[str] = []
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        if layout == SCALE:
-            if business_path is not None:
-                raise DataError("a SCALE file carries its businesses: --business is only for the flat layout", path=path)
-            hashes = pool.submit(hash_sources, [path])
-            restaurants, reviews, warnings = read_scale(path, fmt, progress=progress)
-        else:
-            assert layout == FLAT_REVIEW
-            business_path, business_fmt = _business_source(path, business_path)
-            hashes = pool.submit(hash_sources, [path, business_path])
-            restaurants, reviews = read_flat(path, fmt, business_path, business_fmt, progress=progress)
-        sources = hashes.result()
-    kind = "scale" if layout == SCALE else "flat"
-    result = write_tables(
-        ws, name, restaurants, reviews, sources=sources, layout=kind, replace=replace, progress=progress
-    )
+    if layout == SCALE:
+        if business_path is not None:
+            raise DataError("a SCALE file carries its businesses: --business is only for the flat layout", path=path)
+        files = [path]
+
+        def stage(work: Path) -> tuple[pl.DataFrame, Stager, bool]:
+            restaurants, stager, found = stage_scale(path, fmt, work, progress=progress)
+            warnings.extend(found)
+            return restaurants, stager, False
+    else:
+        assert layout == FLAT_REVIEW
+        business_path, business_fmt = _business_source(path, business_path)
+        files = [path, business_path]
+
+        def stage(work: Path) -> tuple[pl.DataFrame, Stager, bool]:
+            assert business_path is not None
+            restaurants, stager = stage_flat(path, fmt, business_path, business_fmt, work, progress=progress)
+            return restaurants, stager, True
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the sources are hashed while they are read
+        hashes = pool.submit(hash_sources, files)
+        try:
+            result = write_streamed(ws, name, stage, sources=hashes.result, layout="scale" if layout == SCALE else "flat",
+                                    replace=replace, progress=progress)
+        except BaseException:
+            hashes.cancel()
+            raise
     return {**result, "format": fmt, "seconds": round(time.perf_counter() - started, 3), "warnings": warnings}

@@ -2,7 +2,8 @@
 
 A review's ``idx`` is its position in the restaurant's list: the file's order is kept as given.
 Restaurants are small in number, so one pass of checked Python over the records is fast enough
-(and it is the layout whose errors need the most precise places: ``reviews[17].date``).
+(and it is the layout whose errors need the most precise places: ``reviews[17].date``). Reviews
+are staged on disk every :data:`STAGE_ROWS` (:mod:`core.datasets.staging`), restaurants are kept.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from core.datasets.schema import (
     columns_frame,
 )
 from core.datasets.sources import iter_records
+from core.datasets.staging import Stager
 from core.progress import Progress, no_progress
 
 _REVIEW_FIELDS = (*REVIEW_SOURCE_FIELDS, "idx")
+STAGE_ROWS = 100_000
 
 
 def _business_of(rec: Any, where: Where) -> tuple:
@@ -63,19 +66,31 @@ class _Seen:
             )
 
 
-def read_scale(
-    path: Path, fmt: str, *, progress: Progress | None = None
-) -> tuple[pl.DataFrame, pl.DataFrame, list[str]]:
-    """Read and check a SCALE file; returns (restaurants, reviews, warnings).
+def stage_scale(
+    path: Path, fmt: str, work: Path, *, progress: Progress | None = None
+) -> tuple[pl.DataFrame, Stager, list[str]]:
+    """Read and check a SCALE file; returns (restaurants, the reviews staged in ``work``, warnings).
+
+    Call ``finish(..., number=False)`` on the stager to write the reviews sorted by idx.
 
     Raises:
         DataError: the first bad record, naming the file, line and field.
     """
-    progress = progress or no_progress
+    stager = Stager(work)
+    try:
+        restaurants, warnings = _read(path, fmt, stager, progress or no_progress)
+    except BaseException:
+        stager.close()
+        raise
+    return restaurants, stager, warnings
+
+
+def _read(path: Path, fmt: str, stager: Stager, progress: Progress) -> tuple[pl.DataFrame, list[str]]:
     businesses: list[tuple] = []
     reviews: list[tuple] = []
     seen = _Seen()
     unordered: list[str] = []
+    n_reviews = 0
     for line, rec in iter_records(path, fmt):
         where = Where(path, line)
         business = _business_of(rec, where)
@@ -91,19 +106,21 @@ def read_scale(
             seen.review(values[1], at, position)
             reviews.append((*values, position))
             dates.append(values[2])
+        if len(reviews) >= STAGE_ROWS:
+            n_reviews += len(reviews)
+            stager.add(columns_frame(reviews, _REVIEW_FIELDS, REVIEW_SCHEMA))
+            reviews = []
         if any(a < b for a, b in zip(dates, dates[1:], strict=False)):
             unordered.append(business_id)
         businesses.append(business)
         if len(businesses) % 100 == 0:
-            progress(len(businesses), 0, f"{len(reviews):,} reviews read")
+            progress(len(businesses), 0, f"{n_reviews + len(reviews):,} reviews read")
     warnings = []
     if unordered:
         warnings.append(
             f"{len(unordered)} restaurant(s) list reviews not newest first (e.g. {unordered[0]}); "
             "idx keeps the file's order"
         )
-    return (
-        columns_frame(businesses, BUSINESS_SOURCE_FIELDS, RESTAURANT_SCHEMA),
-        columns_frame(reviews, _REVIEW_FIELDS, REVIEW_SCHEMA),
-        warnings,
-    )
+    stager.add(columns_frame(reviews, _REVIEW_FIELDS, REVIEW_SCHEMA))
+    stager.wait()
+    return columns_frame(businesses, BUSINESS_SOURCE_FIELDS, RESTAURANT_SCHEMA), warnings

@@ -28,9 +28,11 @@ RESTAURANT_SCHEMA: dict[str, pl.DataType] = {
 REVIEW_SCHEMA: dict[str, pl.DataType] = {
     "dataset": pl.String(), "business_id": pl.String(), "review_id": pl.String(), "idx": pl.Int32(),
     "date": pl.String(), "stars": pl.Float64(), "useful": pl.Int64(), "funny": pl.Int64(),
-    "cool": pl.Int64(), "text": pl.String(), "user_id": pl.String(),
+    "cool": pl.Int64(), "text": pl.String(), "user_id": pl.String(), "text_hash": pl.String(),
 }
-# The review fields read from a source file (everything but dataset and idx, which import assigns).
+# ``text_hash``: the first 16 hex characters of sha256 of the UTF-8 text (SPEC §2.2), computed by
+# every write (core.datasets.staging.text_hashes), never read from a source.
+# The review fields read from a source file (everything but dataset, idx and text_hash).
 REVIEW_SOURCE_FIELDS = ("business_id", "review_id", "date", "stars", "useful", "funny", "cool", "text", "user_id")
 BUSINESS_SOURCE_FIELDS = tuple(c for c in RESTAURANT_SCHEMA if c not in ("dataset", "n_reviews"))
 

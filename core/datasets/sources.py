@@ -8,11 +8,14 @@ on the first line is tolerated; anything else that is not one JSON object per li
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from core.errors import DataError
 from core.files import parse_json_text
@@ -24,6 +27,9 @@ _PARQUET_SUFFIXES = {".parquet", ".pq"}
 # Names the Yelp Open Dataset (and its Parquet conversions) use, for a folder given as PATH.
 _REVIEW_NAMES = ("review", "yelp_academic_dataset_review")
 _BUSINESS_NAMES = ("business", "yelp_academic_dataset_business")
+# Streaming reads: bytes of JSON lines, or rows of Parquet, per chunk.
+BLOCK_BYTES = 64 << 20
+BATCH_ROWS = 100_000
 
 
 def file_format(path: Path) -> str:
@@ -100,7 +106,7 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 def read_parquet(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
-    """Read a Parquet file (only the ``columns`` it has, of those asked for)."""
+    """Read a (small) Parquet file whole (only the ``columns`` it has, of those asked for)."""
     try:
         if columns is not None:
             present = set(pl.read_parquet_schema(path))
@@ -110,10 +116,47 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
         raise DataError(f"cannot read Parquet: {str(exc).splitlines()[0][:200]}", path=path) from None
 
 
+def parquet_batches(path: Path, columns: list[str] | None = None, batch_rows: int | None = None) -> Iterator[pl.DataFrame]:
+    """A Parquet file as frames of at most ``batch_rows`` (default :data:`BATCH_ROWS`) rows (only
+    the ``columns`` it has)."""
+    batch_rows = batch_rows or BATCH_ROWS
+    try:
+        source = pq.ParquetFile(path)
+        if columns is not None:
+            present = set(source.schema_arrow.names)
+            columns = [c for c in columns if c in present]
+        for batch in source.iter_batches(batch_size=batch_rows, columns=columns):
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            yield frame
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"cannot read Parquet: {str(exc).splitlines()[0][:200]}", path=path) from None
+
+
 def iter_parquet_rows(path: Path, columns: list[str] | None = None) -> Iterator[tuple[int, dict]]:
     """Yield ``(row_number, record)`` for each row of a Parquet file (structs become dicts)."""
-    frame = read_parquet(path, columns)
-    yield from enumerate(frame.iter_rows(named=True), start=1)
+    row = 0
+    for frame in parquet_batches(path, columns):
+        for rec in frame.iter_rows(named=True):
+            row += 1
+            yield row, rec
+
+
+def line_blocks(path: Path, block_bytes: int | None = None) -> Iterator[bytes]:
+    """A JSON-lines file as blocks of whole lines, about ``block_bytes`` (default
+    :data:`BLOCK_BYTES`) each: a block ends after its last newline (or at the end of the file)."""
+    block_bytes = block_bytes or BLOCK_BYTES
+    with open(path, "rb") as fh:
+        while block := fh.read(block_bytes):
+            cut = block.rfind(b"\n") + 1
+            while cut == 0 and (more := fh.read(block_bytes)):  # a line longer than a block
+                found = more.rfind(b"\n") + 1
+                cut = len(block) + found if found else 0
+                block += more
+            if 0 < cut < len(block):
+                fh.seek(cut - len(block), os.SEEK_CUR)  # the partial line starts the next block
+                block = block[:cut]
+            yield block
 
 
 def iter_records(path: Path, fmt: str, columns: list[str] | None = None) -> Iterator[tuple[int, Any]]:

@@ -1,5 +1,8 @@
 """Normalised dataset tables (SPEC §1.3): checked, sorted, written all-or-nothing, locked.
 
+Imports stream their reviews through :mod:`core.datasets.staging`; :func:`write_dataset` takes
+frames already in memory (datasets built from judgments). Both compute ``text_hash`` from text.
+
 ``datasets/{name}/restaurants.parquet`` and ``reviews.parquet`` follow the contract in
 :mod:`core.datasets.schema`; reviews are sorted by (business_id, idx) and written zstd-compressed
 in row groups small enough that DuckDB reads one restaurant's reviews from one or two of them
@@ -8,6 +11,8 @@ in row groups small enough that DuckDB reads one restaurant's reviews from one o
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +27,13 @@ from core.datasets.lock import (
     require_verified,
 )
 from core.datasets.schema import DATE_PATTERN, RESTAURANT_SCHEMA, REVIEW_SCHEMA
+from core.datasets.staging import REVIEW_ROW_GROUP, Stager, text_hashes
 from core.errors import DataError, LockError, WorkbenchError
 from core.files import atomic_dir, write_json_atomic
 from core.locks import dataset_lock, remove_empty, staging_for
 from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
-REVIEW_ROW_GROUP = 32_768
 _REQUIRED = {"restaurants": ("business_id",), "reviews": ("business_id", "review_id", "idx")}
 
 
@@ -50,6 +55,8 @@ def _conform(frame: pl.DataFrame, table: str, schema: dict[str, pl.DataType], na
         raise ValueError(f"{table}: required column(s) {missing} are missing")
     exprs = []
     for column, dtype in schema.items():
+        if column == "text_hash":
+            continue  # computed from text below, never taken from the frame
         if column == "dataset":
             exprs.append(pl.lit(name, dtype=pl.String).alias(column))
         elif column in frame.columns:
@@ -57,9 +64,25 @@ def _conform(frame: pl.DataFrame, table: str, schema: dict[str, pl.DataType], na
         else:
             exprs.append(pl.lit(None, dtype=dtype).alias(column))
     try:
-        return frame.select(exprs)
+        out = frame.select(exprs)
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"{table}: a column has the wrong type ({str(exc).splitlines()[0][:160]})") from None
+    if "text_hash" in schema:
+        out = out.with_columns(text_hashes(out["text"])).select(list(schema))
+    return out
+
+
+def restaurants_table(restaurants: pl.DataFrame, counts: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The restaurants table: contract columns, ``n_reviews`` from ``counts`` (business_id, n),
+    sorted by business_id."""
+    restaurants = _conform(restaurants, "restaurants", RESTAURANT_SCHEMA, name)
+    return (
+        restaurants.drop("n_reviews")
+        .join(counts, on="business_id", how="left")
+        .with_columns(n_reviews=pl.col("n").fill_null(0).cast(pl.Int64))
+        .select(list(RESTAURANT_SCHEMA))
+        .sort("business_id")
+    )
 
 
 def _check_tables(restaurants: pl.DataFrame, reviews: pl.DataFrame) -> None:
@@ -121,14 +144,7 @@ def _write_tables(
     restaurants = _conform(restaurants, "restaurants", RESTAURANT_SCHEMA, name)
     reviews = _conform(reviews, "reviews", REVIEW_SCHEMA, name)
     _check_tables(restaurants, reviews)
-    counts = reviews.group_by("business_id").len("n")
-    restaurants = (
-        restaurants.drop("n_reviews")
-        .join(counts, on="business_id", how="left")
-        .with_columns(n_reviews=pl.col("n").fill_null(0).cast(pl.Int64))
-        .select(list(RESTAURANT_SCHEMA))
-        .sort("business_id")
-    )
+    restaurants = restaurants_table(restaurants, reviews.group_by("business_id").len("n"), name)
     if not _sorted_by_key(reviews):
         reviews = reviews.sort(["business_id", "idx"])
     with atomic_dir(folder, staging=staging_for(ws, "dataset", name)) as tmp:
@@ -139,6 +155,46 @@ def _write_tables(
         lock = make_lock(tmp, name, layout, sources, {"restaurants": restaurants.height, "reviews": reviews.height})
         write_json_atomic(tmp / LOCK_NAME, lock)
     progress(2, 2, "done")
+    return {**lock, "path": str(folder)}
+
+
+def write_streamed(
+    ws: Workspace,
+    name: str,
+    stage: Callable[[Path], tuple[pl.DataFrame, Stager, bool]],
+    *,
+    sources: Callable[[], list[dict[str, Any]]],
+    layout: str,
+    replace: bool,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Write a dataset whose reviews are staged on disk, all-or-nothing (the import's path).
+
+    Args:
+        stage: ``stage(work) -> (restaurants, stager, number)`` reads and checks the source,
+            staging its reviews in ``work`` (a folder inside the atomic staging folder, deleted
+            before the rename); ``number``: assign idx newest first (flat) or keep it (SCALE).
+        sources: the source hashes for the lock, called once the tables are written.
+    """
+    progress = progress or no_progress
+    with dataset_lock(ws, name):
+        try:
+            folder = ensure_absent(ws, name, replace=replace)
+            with atomic_dir(folder, staging=staging_for(ws, "dataset", name)) as tmp:
+                work = tmp / "staged"
+                restaurants, stager, number = stage(work)
+                counts = stager.finish(tmp / TABLES[1], name, number=number, progress=progress)
+                if work.exists():  # staged rows never reach the dataset folder
+                    shutil.rmtree(work)
+                restaurants = restaurants_table(restaurants, counts, name)
+                restaurants.write_parquet(tmp / TABLES[0], compression="zstd", statistics=True)
+                progress(0, 1, "hashing tables")
+                lock = make_lock(tmp, name, layout, sources(),
+                                 {"restaurants": restaurants.height, "reviews": stager.rows})
+                write_json_atomic(tmp / LOCK_NAME, lock)
+        finally:
+            remove_empty(staging_for(ws, "dataset", name), ws.staging_dir)
+    progress(1, 1, "done")
     return {**lock, "path": str(folder)}
 
 

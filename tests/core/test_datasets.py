@@ -254,8 +254,9 @@ def test_write_dataset_from_judgments_only(workspace, tmp_path):
     assert result["counts"] == {"restaurants": 2, "reviews": 3} and result["layout"] == "judgments"
     stored = scan_reviews(workspace, "judged").collect()
     assert stored.columns == ["dataset", "business_id", "review_id", "idx", "date", "stars", "useful", "funny",
-                              "cool", "text", "user_id"]
+                              "cool", "text", "user_id", "text_hash"]
     assert stored["review_id"].to_list() == ["r1", "r9", "r5"] and stored["text"].null_count() == 3
+    assert stored["text_hash"].null_count() == 3  # no text, no hash
     assert stored.schema["idx"] == pl.Int32 and stored.schema["stars"] == pl.Float64
     rest = scan_restaurants(workspace, "judged").collect()
     assert rest["business_id"].to_list() == ["A", "B"] and rest["n_reviews"].to_list() == [2, 1]
