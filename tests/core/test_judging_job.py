@@ -145,7 +145,9 @@ def test_killed_judge_worker_reads_as_interrupted_and_its_resume_asks_only_what_
     done = _wait(workspace, record["job_id"], ("finished", "failed"))
     assert done["status"] == "finished", done.get("error")
     assert done["result"]["skipped_already_judged"] == stored and done["result"]["judged"] == 48 - stored
-    # the resume asked exactly the reviews without a stored judgment: no finished call again (the calls
-    # in flight at the kill, answered or not, were never stored, so they are asked again)
-    assert sum(slow_llm.requests_by_key.values()) - asked_before == 48 - stored
+    # the resume asked at most the reviews without a stored judgment: no finished call again. A call in
+    # flight at the kill is asked again, unless its answer reached the response cache before the kill
+    # (then the resume takes it from there), so a few fewer may be asked, never more.
+    asked_by_resume = sum(slow_llm.requests_by_key.values()) - asked_before
+    assert 48 - stored - 8 <= asked_by_resume <= 48 - stored
     assert len(judged_keys(workspace, "d", "G1a", "gpt-4o-mini")) == 48
