@@ -18,7 +18,6 @@ from the reviews table when it has the column, and is computed otherwise.
 
 from __future__ import annotations
 
-import binascii
 import hashlib
 import os
 import time
@@ -30,9 +29,9 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from core.datasets import TABLES, require_verified
+from core.datasets.staging import text_hashes  # the one sha256[:16] of many texts (also at import)
 from core.db import ViewSpec, register_view
 from core.errors import WorkbenchError
 from core.files import atomic_dir, read_json, write_json_atomic
@@ -46,7 +45,6 @@ INDEX_FILE = "keyword_index.parquet"
 STATS_FILE = "stats.json"
 KEY_COLUMNS = ("dataset", "business_id", "review_id", "idx", "text_hash")
 SLICE_ROWS = 50_000  # rows per parallel keyword search, at least
-_HASH_DIGEST = type(hashlib.sha256()).digest
 # Non-ASCII characters whose lower-case form holds an ASCII letter (İ -> "i̇", Kelvin sign -> "k").
 SPECIAL_LOWER = ("\u0130", "\u212a")
 
@@ -172,29 +170,6 @@ def task_lists(key: np.ndarray, sets: Sequence[frozenset[int]], keywords: Sequen
     lookup = [[kw for kw in task.keywords if position[kw] in found] for found in sets]
     lists = pl.Series(kw_column(task.task_id), lookup, dtype=pl.List(pl.String))
     return lists.gather(pl.Series(key, dtype=pl.UInt32))
-
-
-def text_hashes(texts: pl.Series) -> pl.Series:
-    """:func:`text_hash` of every text (null for null), about 1.5 s of CPU per million reviews.
-
-    The loop runs in C (``map`` over slices of the Arrow buffer, then one hex conversion for
-    all digests), since Python-level per-review work costs more than sha256 itself.
-    """
-    arr = texts.cast(pl.String).to_arrow()
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    if len(arr) == 0:
-        return pl.Series("text_hash", [], dtype=pl.String)
-    _validity, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-    data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
-    slices = map(slice, offsets[:-1].tolist(), offsets[1:].tolist())
-    digests = b"".join(map(_HASH_DIGEST, map(hashlib.sha256, map(data.__getitem__, slices))))
-    firsts = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[:, :8]
-    hexes = pl.Series("text_hash", np.frombuffer(binascii.hexlify(firsts.tobytes()), dtype="S16")).cast(pl.String)
-    return pl.select(pl.when(texts.is_not_null()).then(hexes)).to_series().alias("text_hash")
 
 
 def _known_or_hashed(text: pl.Series, hashes: pl.Series | None) -> pl.Series:
