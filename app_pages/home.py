@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import overview, ui
+from core import ui
 from core.ui import home, hosting
 from core.ui.text import show
 
@@ -19,7 +19,7 @@ if not ws.exists():
                "writes the demo into a folder of your choice.")
     st.stop()
 
-summary = overview.workspace_overview(ws, ui.database(ws))
+summary = home.workspace_overview(ws)
 
 metrics = st.columns(len(summary.headline) + 3)
 for col, (label, value) in zip(metrics, summary.headline.items(), strict=False):

@@ -13,8 +13,9 @@ each pass in a fresh browser session. Per interaction it records:
   ``script_finished`` message has arrived on the websocket, the expected text is visible and the
   ``stStatusWidget`` ("Running…") is gone;
 * **server**: from the rerun request the browser sends (BackMsg) to the ``script_finished`` message
-  it receives, i.e. the server-side script run (loopback adds well under a millisecond). Page loads
-  count from the load, so their server figure includes the websocket handshake;
+  it receives, i.e. the server-side script run (loopback adds well under a millisecond). On a page
+  load the request is the one the browser sends once the frontend has loaded and opened the
+  websocket (the frontend's load is in the browser figure);
 * **CPU**: the CPU time the server process used meanwhile (``/proc``), which, unlike wall time,
   does not grow while the process waits for a core on a loaded machine.
 
@@ -169,8 +170,7 @@ class Driver:
                 raise TimeoutError("no script run finished")
             page.wait_for_timeout(5)
 
-    def timed(self, name: str, action: Callable[[], object], text: Expected = None,
-              load: bool = False, rerun: bool = True) -> float:
+    def timed(self, name: str, action: Callable[[], object], text: Expected = None, rerun: bool = True) -> float:
         """Run ``action`` and record (server ms, browser ms, server CPU ms) under ``name``; ``rerun=False``: the browser
         alone draws the change (a tab of ``st.tabs`` without ``on_change``), server time 0."""
         page = self.page
@@ -182,23 +182,34 @@ class Driver:
         began = time.perf_counter()
         action()
         end = self.settle(text, n_finished if rerun else None, began)
-        self.times[name].append((self.server_ms(began, n_sent, n_finished, load) if rerun else 0.0,
+        self.times[name].append((self.server_ms(began, n_sent, n_finished) if rerun else 0.0,
                                  (end - began) * 1000, self.server.cpu_ms() - cpu))
         return end - began
 
-    def server_ms(self, began: float, n_sent: int, n_finished: int, load: bool) -> float:
+    def server_ms(self, began: float, n_sent: int, n_finished: int) -> float:
         """The script runs an action caused, summed: each from its first request since the previous
-        finish (or from the action: a page load, a rerun the server started itself) to its finish."""
+        finish (or from the previous finish: a rerun the server started itself) to its finish. On a
+        page load the first request is the one the browser sends once the frontend has loaded and
+        opened the websocket: the frontend's own load is browser time, not server time."""
         total, previous = 0.0, began
-        for i, finished in enumerate(self.wire.finished[n_finished:]):
+        for finished in self.wire.finished[n_finished:]:
             asked = [t for t in self.wire.sent[n_sent:] if previous <= t <= finished]
-            origin = began if load and i == 0 else asked[0] if asked else previous
-            total += (finished - origin) * 1000
+            total += (finished - (asked[0] if asked else previous)) * 1000
             previous = finished
         return total
 
     def goto(self, path: str) -> Callable[[], object]:
+        """A page load: the browser loads the frontend and opens a new session (a link from outside)."""
         return lambda: self.page.goto(f"{self.url}/{path}", wait_until="commit")
+
+    def nav(self, name: str, section: str, title: str, text: Expected) -> None:
+        """Open a page from the top navigation, as a user moves between pages: the section's menu is
+        opened first (drawn by the browser alone), the timed action is the click on the page."""
+        self.page.get_by_test_id("stTopNavSection").filter(has_text=section).first.click()
+        link = self.page.get_by_test_id("stTopNavDropdownLink").filter(
+            has_text=re.compile(rf"{re.escape(title)}$")).first
+        link.wait_for(timeout=TIMEOUT_MS)
+        self.timed(name, link.click, text)
 
     def close(self) -> None:
         self.page.close()
@@ -222,12 +233,12 @@ def _number(page, label: str, value: str) -> None:
 def scenario(d: Driver, pass_no: int) -> None:
     """Every page's main interactions, in a newcomer's order."""
     page = d.page
-    d.timed("Home: open (page load)", d.goto(""), "Pages", load=True)
-    d.timed("Data: open (page load)", d.goto("data"), "Restaurants of", load=True)
+    d.timed("Home: open (page load)", d.goto(""), "Pages")
+    d.nav("Data: open", "Workbench", "Data", "Restaurants of")
     d.timed("Data: search by name", lambda: (page.get_by_label("Search by name").fill("a"),
                                              page.get_by_label("Search by name").press("Enter")), "Restaurants of")
 
-    d.timed("GT: open (page load)", d.goto("ground_truth"), "Open the trace", load=True)
+    d.nav("GT: open", "Ground truth", "Ground truth", "Open the trace")
     chips = page.get_by_test_id("stMultiSelect").first.locator("input")
 
     def add_k() -> None:
@@ -259,25 +270,26 @@ def scenario(d: Driver, pass_no: int) -> None:
             "Contributing reviews of")
     d.timed("Trace: compare with judge", lambda: _pick(page, "Compare with judge", "heuristic-v1"), None)
 
-    d.timed("Runs: open (page load)", d.goto("runs"), "Launch a run", load=True)
+    d.nav("Runs: open", "Runs", "Runs", "Launch a run")
     d.timed("Runs: change K", lambda: _number(page, "K (reviews per restaurant)", str(50 + 25 * pass_no)),
             "Launch a run")
+    d.nav("Results: open", "Runs", "Results", "Run (newest first)")
 
     d.timed("Labeling: open as a rater (page load)", d.goto(f"labeling?rater=bench_{os.getpid()}_{pass_no}"),
-            "Your rating", load=True)
+            "Your rating")
     d.timed("Labeling: tick 0 is my answer", lambda: page.get_by_text("0 is my answer").first.click(), "Your rating")
     d.timed("Labeling: submit a rating", lambda: page.get_by_role("button", name="Submit").first.click(),
             re.compile(r"You: 1 of"))
 
-    d.timed("Label review: open (page load)", d.goto("label-review?rater=demo_ben"), "Signed in as", load=True)
+    d.timed("Label review: open (page load)", d.goto("label-review?rater=demo_ben"), "Signed in as")
     d.timed("Label review: Disagreements", lambda: page.locator('[data-testid="stButtonGroup"]').get_by_text(
         "Disagreements", exact=True).click(), "Click a row")
 
-    d.timed("Analysis: open (page load)", d.goto("analysis"), "Largest disagreements", load=True)
+    d.nav("Analysis: open", "Studies", "Analysis", "Largest disagreements")
     d.timed("Analysis: perspective tenant", lambda: page.get_by_role("radio", name="tenant").or_(
         page.get_by_role("button", name="tenant")).first.click(), "Largest disagreements")
 
-    d.timed("Gold: open (page load)", d.goto("gold"), "By domain", load=True)
+    d.nav("Gold: open", "Evaluation", "Gold answers", "By domain")
     d.timed("Gold: tab Samples", lambda: page.get_by_role("tab", name="Samples").click(), "Citation found",
             rerun=False)
 

@@ -1,7 +1,8 @@
 """What a workspace holds, for the Home page.
 
-Gathered on every Home rerun, uncached: about 40 ms on the demo workspace. The judgments section
-reads each judge's log in full and the GT section parses every GT file, so this grows with them.
+The judgments section reads each judge's log in full and the GT section parses every GT file, so
+gathering grows with them (about 100 ms on the demo workspace, 500 ms in a fresh process): the Home
+page caches every section but the labeling one on :data:`FILE_AREAS` (core.ui.home).
 """
 
 from __future__ import annotations
@@ -112,6 +113,12 @@ SECTIONS: list[tuple[str, SectionBuilder, str]] = [
 ]
 
 
+# The folders the file sections read (the labeling section reads the label store instead).
+FILE_AREAS = ("datasets", "index", "judgments", "overrides", "gt", "runs", "tasks", "policies")
+FILE_SECTIONS = [entry for entry in SECTIONS if entry[1] is not labeling_section]
+LABELING_SECTION = next(entry for entry in SECTIONS if entry[1] is labeling_section)
+
+
 @dataclass
 class Overview:
     """Headline numbers, the datasets table and the other sections of a workspace."""
@@ -121,19 +128,19 @@ class Overview:
     sections: list[tuple[str, pl.DataFrame | None, str]] = field(default_factory=list)
 
 
-def workspace_overview(ws: Workspace, db: Database) -> Overview:
-    """Gather the overview of ``ws``."""
+def workspace_overview(ws: Workspace, db: Database, sections: list[tuple[str, SectionBuilder, str]] | None = None
+                       ) -> Overview:
+    """Gather the overview of ``ws`` (``sections``: these only; default every one)."""
     datasets = browse.dataset_counts(db)
     headline = {
         "Datasets": f"{datasets.height:,}",
         "Restaurants": f"{int(datasets['n_restaurants'].sum() or 0):,}",
         "Reviews": f"{int(datasets['n_reviews'].sum() or 0):,}",
     }
-    sections = [_section(ws, db, *entry) for entry in SECTIONS]
-    return Overview(headline, datasets, sections)
+    return Overview(headline, datasets, [section(ws, db, *entry) for entry in (SECTIONS if sections is None else sections)])
 
 
-def _section(ws: Workspace, db: Database, title: str, builder: SectionBuilder, empty: str
+def section(ws: Workspace, db: Database, title: str, builder: SectionBuilder, empty: str
              ) -> tuple[str, pl.DataFrame | None, str]:
     """One section; a broken file it reads leaves the section out with the reason (Home lists the file)."""
     try:

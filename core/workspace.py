@@ -28,6 +28,7 @@ outside the root (a ``..``, an absolute path, a symlink pointing out).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,36 @@ class Workspace:
     def locks_dir(self) -> Path:
         """Lock files of running imports and judge runs (:mod:`core.locks`)."""
         return self.path_inside(LOCKS)
+
+    def files_stamp(self, areas: tuple[str, ...]) -> tuple[tuple[str, int, int], ...]:
+        """(path, mtime_ns, size) of every file under the folders ``areas`` of the root (hidden ones
+        skipped): a cache key that changes when any of them is written, added or removed.
+
+        >>> import tempfile
+        >>> ws = Workspace(Path(tempfile.mkdtemp()))
+        >>> _ = (ws.root / "gt").mkdir(), (ws.root / "gt" / "a.json").write_text("{}")
+        >>> [(Path(p).name, size) for p, _, size in ws.files_stamp(("gt", "runs"))]
+        [('a.json', 2)]
+        """
+        out: list[tuple[str, int, int]] = []
+        stack = [str(self.root / area) for area in areas]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue  # not there (yet), or gone meanwhile
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    else:
+                        st = entry.stat()
+                        out.append((entry.path, st.st_mtime_ns, st.st_size))
+                except OSError:
+                    continue
+        return tuple(sorted(out))
 
     def datasets(self) -> list[str]:
         base = self.root / "datasets"

@@ -1,4 +1,5 @@
-"""Page glue of Home: the workspace's unreadable files, cached by the stamps of the files checked."""
+"""Page glue of Home: the overview and the workspace's unreadable files, cached by the stamps of
+the files they read (shared by every session; a write to any of them is a new key)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from core import health
+from core import health, overview, ui
 from core.workspace import Workspace
 
 SCHEMA = {"file": pl.String, "problem": pl.String, "kind": pl.String}
@@ -23,6 +24,20 @@ def problems(ws: Workspace) -> pl.DataFrame:
     """Unreadable files of ``ws`` (file, problem, kind "error" or "note"); re-checked when any of the
     files checked changes (the key is their paths, mtimes and sizes)."""
     return _problems(str(ws.root), health.stamps(ws))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _files_overview(root: str, stamp: tuple[tuple[str, int, int], ...]) -> overview.Overview:
+    ws = Workspace(Path(root))
+    return overview.workspace_overview(ws, ui.database(ws), overview.FILE_SECTIONS)
+
+
+def workspace_overview(ws: Workspace) -> overview.Overview:
+    """The Home overview: the file sections cached on the stamps of :data:`core.overview.FILE_AREAS`
+    (read-only: shared by every session), the labeling section read from the label store each time."""
+    files = _files_overview(str(ws.root), ws.files_stamp(overview.FILE_AREAS))
+    return overview.Overview(files.headline, files.datasets,
+                             [*files.sections, overview.section(ws, ui.database(ws), *overview.LABELING_SECTION)])
 
 
 def show_problems(ws: Workspace) -> None:

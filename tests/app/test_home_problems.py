@@ -27,3 +27,33 @@ def test_home_lists_a_broken_file_with_its_reason(app_factory, small_demo, tmp_p
     assert problems["gt/broken.json"].startswith("line 1: not valid JSON")
     assert any("Not shown: a file this section reads cannot be read" in c.value for c in at.caption)
     assert at.subheader  # the rest of Home is drawn
+
+
+def test_home_overview_is_cached_and_follows_writes(app_factory, small_demo, tmp_path):
+    """The file sections are cached across reruns and sessions, and a new file is a new key."""
+    import json
+
+    from core.ui import home
+    from core.workspace import Workspace
+
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root)
+    at = app_factory(root).run()
+    assert not at.exception, at.exception
+    runs = next(d.value for d, h in zip(at.dataframe, _headers(at), strict=False) if h == "Method runs")
+    before = home.workspace_overview(Workspace(root))
+    assert home.workspace_overview(Workspace(root)).datasets is before.datasets  # one cached object
+    src = next(root.glob("runs/*/results.json"))
+    payload = json.loads(src.read_text(encoding="utf-8"))
+    payload["run_id"] = "copied_run"
+    (root / "runs" / "copied_run").mkdir()
+    (root / "runs" / "copied_run" / "results.json").write_text(json.dumps(payload), encoding="utf-8")
+    at = app_factory(root).run()
+    assert not at.exception, at.exception
+    after = next(d.value for d, h in zip(at.dataframe, _headers(at), strict=False) if h == "Method runs")
+    assert len(after) == len(runs) + 1 and "copied_run" in list(after["run"])
+
+
+def _headers(at) -> list[str]:
+    """The subheader above each dataframe of Home, in order (the problems table has none)."""
+    return [s.value for s in at.subheader if s.value != "Pages"]
