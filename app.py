@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import altair  # noqa: F401 - loaded with the app (~0.2 s), not by the first page that draws a chart
 import streamlit as st
 
 from core import ui
 from core.settings import workspace_dir
-from core.ui import auth, hosting
+from core.ui import auth, hosting, warmup
 
 # An emoji favicon is drawn in the browser; a :material/…: one is fetched from fonts.gstatic.com,
 # which fails offline and tells Google who opens the app.
@@ -35,6 +34,7 @@ with st.sidebar:
 hosting.banner(ws)
 if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
     hosting.run_page(nav)
+    warmup.start()
     st.stop()
 with st.sidebar:
     if not hosting.hosted():  # a shared deployment serves its one workspace: no path input
@@ -57,3 +57,4 @@ with st.sidebar:
         st.info("No dataset in this workspace yet.")
 
 hosting.run_page(nav)
+warmup.start()  # once per process, after the first page is drawn: the other pages' imports

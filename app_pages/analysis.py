@@ -51,7 +51,7 @@ st.caption(f"{rep['n_scored']:,} of {rep['n_records']:,} responses scored by **{
            + (f" · offline models (rule-based, no LLM): {', '.join(offline)}" if offline else ""))
 
 st.subheader("Mean score by model and perspective")
-st.altair_chart(charts.group_means_chart(rep["by_group"]), width="stretch")
+ui.show_chart(charts.group_means_chart(rep["by_group"]), width="stretch")
 st.dataframe(page.groups_table(rep["by_group"]), hide_index=True, placeholder="—", width="stretch",
              column_config={"mean": NUM, **{name: PCT for name in rep["by_group"][0]["bin_labels"]}})
 
@@ -87,7 +87,7 @@ chosen = st.session_state[K_PERSPECTIVE]
 summary = next(r for r in audit["model_vs_human"] if r["kind"] == "scorer" and r["perspective"] == chosen)
 points = [p for p in audit["bland_altman"] if chosen in ("all", p["perspective"])]
 st.markdown(f"**Bland–Altman** ({chosen}: scorer − human against their mean; bias and 95% limits of agreement)")
-st.altair_chart(charts.bland_altman_chart(points, summary), width="stretch")
+ui.show_chart(charts.bland_altman_chart(points, summary), width="stretch")
 
 
 def _fmt(x: float | None) -> str:

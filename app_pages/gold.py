@@ -116,7 +116,7 @@ with tabs[3]:
     if hist.is_empty():
         st.info("No saved report of this set yet.")
     else:
-        st.altair_chart(charts.history_chart(hist, goal=config.pass_rate_goal), width="stretch")
+        ui.show_chart(charts.history_chart(hist, goal=config.pass_rate_goal), width="stretch")
         st.dataframe(hist.select("time", "model", "accuracy_method", "overall_score", "pass_rate", "report"),
                      hide_index=True, placeholder="—", width="stretch",
                      column_config={"overall_score": st.column_config.NumberColumn("overall", format="%.3f"),

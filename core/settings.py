@@ -147,6 +147,12 @@ def deployment_mode() -> str:
     return raw
 
 
+def warmup_enabled() -> bool:
+    """``WORKBENCH_WARMUP`` (default on): import every page's modules in the background once the
+    first page is drawn (:mod:`core.ui.warmup`); ``0`` turns it off."""
+    return env("WORKBENCH_WARMUP", "1") != "0"
+
+
 def read_only() -> bool:
     """True when the workspace must not be written (demo mode), outside :func:`deployment_setup`."""
     return deployment_mode() == "demo" and not _SETUP.get()

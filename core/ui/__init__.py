@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import streamlit as st
 
@@ -112,6 +113,30 @@ def _database(root: str) -> Database:
 def database(ws: Workspace | None = None) -> Database:
     """The cached DuckDB views of a workspace (shared by sessions; never mutate it)."""
     return _database(str((ws or current_workspace()).root))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
+    """A chart's Vega-Lite spec, built once per ``key``, without Altair's JSON-schema validation.
+
+    Validation is most of a chart's cost (the whole spec is checked against the Vega-Lite schema,
+    up to 500 ms a chart on a loaded machine) and changes nothing in it; tests/core/test_charts.py
+    builds every chart with validation on. ``key`` must hold everything the chart depends on
+    (callers pass the frame's cache key)."""
+    return unvalidated_spec(_build)
+
+
+def unvalidated_spec(build: Callable[[], Any]) -> dict:
+    """``build()``'s Altair chart as a Vega-Lite dict, without the JSON-schema validation of the
+    export (Altair's other checks, at construction, stay on)."""
+    return build().to_dict(validate=False)
+
+
+def show_chart(chart: Any, where: Any = None, **kwargs: Any) -> None:
+    """Draw an Altair chart in ``where`` (default: the page) as ``st.altair_chart`` would, without
+    the schema validation of its export (see :func:`chart_spec`); ``kwargs`` go to
+    ``st.vega_lite_chart`` (width, height)."""
+    (where or st).vega_lite_chart(unvalidated_spec(lambda: chart), **kwargs)
 
 
 # The page frame: a compact header (the top navigation sits above it), so the main controls are in

@@ -10,7 +10,7 @@ cache clear anywhere, for any user.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import streamlit as st
 from core import gt_views, variants
 from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt
 from core.ground_truth.coverage import with_review_counts
+from core.ui import chart_spec, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -193,23 +194,6 @@ def _info(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[str, 
 def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) -> dict[str, Any]:
     """name, categories, city, state, stars, n_reviews of one restaurant."""
     return _info(str(ws.root), dataset, business_id, gt_views.data_stamp(ws, dataset, task))
-
-
-@st.cache_data(max_entries=128, show_spinner=False)
-def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
-    """A chart's Vega-Lite spec, built once per ``key``, without Altair's JSON-schema validation.
-
-    Validation is most of a chart's cost (about half of it idle, up to 500 ms a chart on a loaded
-    machine: the whole spec is checked against the Vega-Lite schema) and changes nothing in it;
-    tests/core/test_charts.py builds every chart of core.charts with validation on.
-    ``key`` must hold everything the chart depends on (callers pass the frame's cache key)."""
-    return unvalidated_spec(_build)
-
-
-def unvalidated_spec(build: Callable[[], Any]) -> dict:
-    """``build()``'s Altair chart as a Vega-Lite dict, without the JSON-schema validation of the
-    export (Altair's other checks, at construction, stay on)."""
-    return build().to_dict(validate=False)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
+from core import ui
 from core.gold import charts, store
 from core.gold.compare import (
     breakdown_frame,
@@ -117,7 +118,7 @@ def show_breakdowns(rep: dict[str, Any], goal: float) -> None:
         frame = breakdown_frame(rep, key)
         with col:
             st.subheader(f"By {key}")
-            st.altair_chart(charts.breakdown_chart(frame, goal=goal, title=title.lower()), width="stretch")
+            ui.show_chart(charts.breakdown_chart(frame, goal=goal, title=title.lower()), width="stretch")
             st.dataframe(frame.rename({"group": key}), hide_index=True, placeholder="—", width="stretch", column_config={
                 "overall_score": st.column_config.NumberColumn("overall", format="%.3f"), "accuracy": SCORE,
                 "pass_rate": st.column_config.NumberColumn("pass rate", format="percent")})
@@ -167,7 +168,7 @@ def show_compare(ws: Workspace, name_a: str, name_b: str) -> None:
         "overall_b": st.column_config.NumberColumn("overall B", format="%.3f"),
         "delta": st.column_config.NumberColumn(format="%+.3f"), "status_a": "status A", "status_b": "status B",
         "question": st.column_config.TextColumn(width="large")})
-    st.altair_chart(charts.compare_chart(frame, label_a="A", label_b="B"), width="content")
+    ui.show_chart(charts.compare_chart(frame, label_a="A", label_b="B"), width="content")
 
 
 def ask_model(ws: Workspace, set_name: str, model: str) -> str:

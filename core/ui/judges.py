@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
+from core import ui
 from core.judging import charts
 from core.ui import cache
 from core.workspace import Workspace
@@ -64,15 +65,15 @@ def render_compare_judges(ws: Workspace, dataset: str, task: str, judges: list[s
         for v in report["verdicts"]])
     left, right = st.columns([1, 1])
     left.dataframe(table, hide_index=True, width="stretch")
-    right.altair_chart(charts.verdict_agreement_chart(report["verdicts"]), width="stretch", height=240)
+    ui.show_chart(charts.verdict_agreement_chart(report["verdicts"]), right, width="stretch", height=240)
     st.markdown("**Field by field** (rows: judge A, columns: judge B; the outlined diagonal is agreement)")
     cols = st.columns(len(report["fields"]))
     for col, (name, f) in zip(cols, report["fields"].items(), strict=True):
         kappa = "—" if f["kappa"] is None else f"{f['kappa']:.2f}"
         agreement = "—" if f["agreement"] is None else f"{100 * f['agreement']:.1f} %"
-        col.altair_chart(charts.confusion_heatmap(f["confusion"], f["labels"], a=a, b=b,
-                                                  title=f"{name.replace('_', ' ')}: {agreement}, κ {kappa}"),
-                         width="stretch", height=60 * len(f["labels"]) + 60)
+        ui.show_chart(charts.confusion_heatmap(f["confusion"], f["labels"], a=a, b=b,
+                                                 title=f"{name.replace('_', ' ')}: {agreement}, κ {kappa}"),
+                      col, width="stretch", height=60 * len(f["labels"]) + 60)
     _differing(report, dataset, definition)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
+from core import ui
 from core.errors import WorkbenchError
 from core.labeling import agreement, charts, consensus, export, identity, render, reports
 from core.labeling import store as label_store
@@ -97,7 +98,7 @@ def show_coverage(c: Context) -> None:
     left, right = st.columns([1, 2], gap="large")
     with left:
         st.subheader("Items by number of raters")
-        st.altair_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
+        ui.show_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
                         width="stretch")
     with right:
         st.subheader("Raters' progress")
@@ -196,7 +197,7 @@ def show_item(c: Context, row: dict, ids: list[int], open_ids: set[int]) -> None
         st.caption("Response")
         st.markdown(render.safe_markdown(item["response_text"]))
     with right:
-        st.altair_chart(charts.rater_values_chart([marked(r, retired) for r in row["raters"]], row["scores"], labels=c.project.scale_labels),
+        ui.show_chart(charts.rater_values_chart([marked(r, retired) for r in row["raters"]], row["scores"], labels=c.project.scale_labels),
                         width="stretch")
         if row["consensus_source"] == "adjudicated" or row["stale"]:
             st.caption(f"{'Earlier' if row['stale'] else 'Current'} adjudication by "
@@ -265,7 +266,7 @@ def show_agreement(c: Context) -> None:
             st.session_state[K_PAIR] = labels[0]
         chosen = rep["pairwise"][labels.index(st.selectbox("Pair", labels, key=K_PAIR))]
         first = mark_retired(reports.first_ratings(frame), ["rater"], retired)
-        st.altair_chart(charts.pair_scatter_chart(first, marked(chosen["rater_a"], retired),
+        ui.show_chart(charts.pair_scatter_chart(first, marked(chosen["rater_a"], retired),
                                                   marked(chosen["rater_b"], retired)), width="content")
     left, right = st.columns(2, gap="large")
     with left:
@@ -274,7 +275,7 @@ def show_agreement(c: Context) -> None:
         if bias.is_empty():
             st.info("Needs items with at least two raters.")
         else:
-            st.altair_chart(charts.rater_bias_chart(mark_retired(bias, ["rater"], retired)), width="stretch")
+            ui.show_chart(charts.rater_bias_chart(mark_retired(bias, ["rater"], retired)), width="stretch")
     with right:
         st.subheader("Test–retest (repeat audits)")
         retest = pl.DataFrame(rep["test_retest"])

@@ -25,6 +25,7 @@ import numpy as np
 import polars as pl
 import streamlit as st
 
+from core import ui
 from core.db import Database
 from core.gt_views.grid import trace_params
 from core.metrics import score_results
@@ -74,11 +75,9 @@ def run_frames(stamp: Stamp) -> dict[str, pl.DataFrame]:
             "samples": mv.samples(r)}
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def chart_spec(kind: str, key: tuple, _build: Any) -> dict:
-    """A chart's Vega-Lite spec, built once per (kind, key). Not validated against the Vega-Lite
-    schema here (the chart builders are tested for that): loading the schema costs ~0.3 s."""
-    return _build().to_dict(validate=False)
+def chart_spec(kind: str, key: tuple, build: Any) -> dict:
+    """A chart's Vega-Lite spec, built once per (kind, key), unvalidated (:func:`core.ui.chart_spec`)."""
+    return ui.chart_spec((kind, key), build)
 
 
 @st.cache_data(max_entries=2048, show_spinner=False)

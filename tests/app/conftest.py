@@ -20,6 +20,12 @@ def _clear_streamlit_caches():
 
 
 @pytest.fixture(autouse=True)
+def _no_warmup(monkeypatch):
+    """No background imports in the test process (core.ui.warmup; tests/app/test_warmup.py runs it)."""
+    monkeypatch.setenv("WORKBENCH_WARMUP", "0")
+
+
+@pytest.fixture(autouse=True)
 def _restore_error_details():
     """The demo and team modes set client.showErrorDetails for the whole process (app.py)."""
     from streamlit import config

@@ -1,0 +1,90 @@
+"""Warm-up: once the first page is drawn, import what the other pages need, in the background.
+
+A fresh server process imports a page's modules the first time someone opens that page: up to
+1.5 s (scikit-learn for Results, SciPy for Label review and Analysis, the page glue of GT and
+Trace). The first page drawn starts one daemon thread per process that imports the modules every
+page script imports (read from ``app_pages/*.py``, in the order of the navigation) and the heavy
+libraries their first computation needs, so the first visit to each page finds them loaded. It only
+imports: it reads no workspace and writes nothing. A module that fails to import is logged and
+skipped (the page that needs it shows the error when opened). ``WORKBENCH_WARMUP=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import logging
+import threading
+from pathlib import Path
+
+from core.settings import warmup_enabled
+
+LOG = logging.getLogger(__name__)
+PAGES_DIR = Path(__file__).resolve().parents[2] / "app_pages"
+# Imported by the first computation of a page rather than by its script (deferred imports).
+HEAVY = ("altair", "sklearn.metrics", "scipy.stats", "openai")
+
+_lock = threading.Lock()
+_started = False
+
+
+def page_modules(scripts: list[Path]) -> list[str]:
+    """The modules the page scripts import, in script order, each once; ``from core import ui``
+    gives ``core`` and ``core.ui`` (a name that is an attribute, not a module, is skipped later).
+
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "p.py"
+    >>> _ = page.write_text("import streamlit as st\\nfrom core import ui\\nfrom core.ui import cache, gt_page\\n")
+    >>> page_modules([page])
+    ['streamlit', 'core', 'core.ui', 'core.ui.cache', 'core.ui.gt_page']
+    """
+    out: list[str] = []
+    for script in scripts:
+        for node in ast.parse(script.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module != "__future__":
+                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+            else:
+                continue
+            out += [name for name in names if name not in out]
+    return out
+
+
+def modules_to_warm() -> list[str]:
+    """Every page's imports in navigation order, then :data:`HEAVY`."""
+    from core.ui import PAGES
+
+    scripts = [PAGES_DIR.parent / spec.path for spec in PAGES]
+    return [*page_modules([s for s in scripts if s.is_file()]), *HEAVY]
+
+
+def _importable(name: str) -> bool:
+    """Whether ``name`` is a module (``core.tasks.get_task`` of ``from core.tasks import get_task`` is not)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # its parent is a module, not a package
+        return False
+
+
+def _run() -> None:
+    for name in modules_to_warm():
+        try:
+            if _importable(name):
+                importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a broken module is the page's error to show when opened
+            LOG.warning("warm-up: importing %s failed", name, exc_info=True)
+
+
+def start() -> bool:
+    """Start the warm-up thread unless this process has one (or it is turned off); True if started."""
+    global _started
+    if not warmup_enabled():
+        return False
+    with _lock:
+        if _started:
+            return False
+        _started = True
+    threading.Thread(target=_run, name="workbench-warmup", daemon=True).start()
+    return True

@@ -1,0 +1,41 @@
+"""The warm-up thread imports what every page script imports, and the heavy libraries pages defer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from core.ui import PAGES, warmup
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_page_glue_module_is_warmed():
+    names = warmup.modules_to_warm()
+    for spec in PAGES:
+        script = (ROOT / spec.path).read_text(encoding="utf-8")
+        for line in script.splitlines():
+            if line.startswith("from core.ui import "):
+                for part in line.removeprefix("from core.ui import ").split(","):
+                    module = part.strip().split(" as ")[0]
+                    assert f"core.ui.{module}" in names, (spec.path, module)
+    assert names[-len(warmup.HEAVY):] == list(warmup.HEAVY)
+    assert len(names) == len(set(names))
+
+
+def test_warmup_imports_them_in_a_fresh_process():
+    code = ("import sys, time; from core.ui import warmup; assert 'sklearn' not in sys.modules; "
+            "assert warmup.start() and not warmup.start(); "
+            "[t.join() for t in __import__('threading').enumerate() if t.name == 'workbench-warmup']; "
+            "print(all(m in sys.modules for m in ('core.ui.gt_page', 'core.ui.results', 'sklearn.metrics', "
+            "'scipy.stats', 'altair')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={"PATH": "/usr/bin:/bin", "WORKBENCH_WARMUP": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"
+
+
+def test_warmup_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("WORKBENCH_WARMUP", "0")
+    assert warmup.start() is False
