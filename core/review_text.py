@@ -9,7 +9,22 @@ shown as characters.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
+from typing import Any
+
+# Every character markdown or a Streamlit directive gives a meaning to.
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def md_escape(text: Any) -> str:
+    r"""Text safe to embed in Streamlit markdown (every markdown/directive character escaped).
+
+    >>> md_escape("*x* [a](b)") == r"\*x\* \[a\]\(b\)"
+    True
+    """
+    return _MD_SPECIAL.sub(r"\\\1", "" if text is None else str(text))
+
 
 REVIEW_CSS = """<style>
 .rv-text{white-space:pre-wrap;font-size:0.92rem;line-height:1.45;margin:0}

@@ -17,9 +17,9 @@ from typing import Any
 import polars as pl
 
 from core.ground_truth import KChange, TraceNode
+from core.review_text import md_escape  # noqa: F401 (re-exported: core.gt_views.md_escape)
 
 NEUTRAL = frozenset({"n_allergy_reviews", "n_judgments"})  # every judged review counts here
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 _SPLIT_EXCERPT = re.compile(r"\.\.\.|…|\n")
 _QUOTES = " \t\r\n\"'“”‘’"
 
@@ -46,15 +46,6 @@ def fmt_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{round(value, 3):g}"
     return str(value)
-
-
-def md_escape(text: Any) -> str:
-    r"""Text safe to embed in Streamlit markdown (every markdown/directive character escaped).
-
-    >>> md_escape("*x* [a](b)") == r"\*x\* \[a\]\(b\)"
-    True
-    """
-    return _MD_SPECIAL.sub(r"\\\1", "" if text is None else str(text))
 
 
 # -- tree ----------------------------------------------------------------------------------------

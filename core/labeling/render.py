@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>:$])")
+from core.review_text import md_escape
 
 
 def safe_markdown(text: str | None) -> str:
@@ -31,7 +31,7 @@ def escape_markdown(text: str | None) -> str:
     >>> escape_markdown("*R*: NTA")
     '\\\\*R\\\\*\\\\: NTA'
     """
-    return _PUNCT.sub(r"\\\1", " ".join((text or "").split()))
+    return md_escape(" ".join((text or "").split()))
 
 
 def nearest_label(score: float, labels: tuple[str, str, str]) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.gt_views.trace_view import md_escape
+from core.review_text import md_escape
 
 __all__ = ["md_escape", "safe", "show"]
 
