@@ -116,7 +116,8 @@ with tabs[3]:
     if hist.is_empty():
         st.info("No saved report of this set yet.")
     else:
-        ui.show_chart(charts.history_chart(hist, goal=config.pass_rate_goal), width="stretch")
+        st.vega_lite_chart(ui.chart_spec(("gold-history", set_name, config.pass_rate_goal, ug.stamp(ws)),
+                                         lambda: charts.history_chart(hist, goal=config.pass_rate_goal)), width="stretch")
         st.dataframe(hist.select("time", "model", "accuracy_method", "overall_score", "pass_rate", "report"),
                      hide_index=True, placeholder="—", width="stretch",
                      column_config={"overall_score": st.column_config.NumberColumn("overall", format="%.3f"),

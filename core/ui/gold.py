@@ -8,6 +8,7 @@ as HTML.
 from __future__ import annotations
 
 import html
+import json
 from typing import Any
 
 import polars as pl
@@ -54,13 +55,14 @@ def guarded(fn: Any, *args: Any) -> Any:
 
 
 def stamp(ws: Workspace) -> int:
-    """Latest modification time of any file under ``gold/`` (the loaders' cache key)."""
+    """Latest modification time of any file under ``gold/`` (the loaders' cache key: a parameter
+    Streamlit hashes, so no leading underscore)."""
     base = ws.gold_dir
     return max((p.stat().st_mtime_ns for p in base.rglob("*") if p.is_file()), default=0) if base.is_dir() else 0
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _evaluate(root: str, set_name: str, source: str, method: str, _stamp: int) -> dict[str, Any]:
+def _evaluate(root: str, set_name: str, source: str, method: str, gold_stamp: int) -> dict[str, Any]:
     ws = Workspace.resolve(root)
     answers = None if source == EXPECTED else store.answers_path(ws, set_name, source)
     request = EvalRequest(store.set_files(ws, set_name), store.set_config(ws, set_name),
@@ -75,7 +77,7 @@ def evaluate(ws: Workspace, set_name: str, source: str, method: str) -> dict[str
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _must_include(root: str, set_name: str, _stamp: int) -> dict[str, list[str]]:
+def _must_include(root: str, set_name: str, gold_stamp: int) -> dict[str, list[str]]:
     ws = Workspace.resolve(root)
     return {i.sample_id: list(i.must_include) for i in load_gold_files(store.set_files(ws, set_name))}
 
@@ -86,7 +88,7 @@ def must_include(ws: Workspace, set_name: str) -> dict[str, list[str]]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _report(root: str, name: str, _stamp: int) -> dict[str, Any]:
+def _report(root: str, name: str, gold_stamp: int) -> dict[str, Any]:
     return read_report(store.report_path(Workspace.resolve(root), name))
 
 
@@ -112,13 +114,21 @@ def show_metrics(rep: dict[str, Any], goal: float) -> None:
     m[4].metric("Pass rate", f"{agg['pass_rate']:.0%}", delta=f"{gap:+.0%} vs goal {goal:.0%}")
 
 
+def report_key(rep: dict[str, Any]) -> tuple:
+    """What identifies a report's contents for the chart cache: its metadata (time, model, files,
+    accuracy method) and headline figures."""
+    return (json.dumps([rep["metadata"], rep["aggregate_metrics"]], sort_keys=True, default=str),
+            len(rep.get("sample_results") or ()))
+
+
 def show_breakdowns(rep: dict[str, Any], goal: float) -> None:
     """By task and by domain: a table and a chart each."""
     for col, key, title in zip(st.columns(2, gap="large"), ("task", "domain"), ("Task", "Domain"), strict=True):
         frame = breakdown_frame(rep, key)
         with col:
             st.subheader(f"By {key}")
-            ui.show_chart(charts.breakdown_chart(frame, goal=goal, title=title.lower()), width="stretch")
+            st.vega_lite_chart(ui.chart_spec(("gold-breakdown", key, goal, report_key(rep)), lambda f=frame, t=title:
+                                             charts.breakdown_chart(f, goal=goal, title=t.lower())), width="stretch")
             st.dataframe(frame.rename({"group": key}), hide_index=True, placeholder="—", width="stretch", column_config={
                 "overall_score": st.column_config.NumberColumn("overall", format="%.3f"), "accuracy": SCORE,
                 "pass_rate": st.column_config.NumberColumn("pass rate", format="percent")})
@@ -168,7 +178,8 @@ def show_compare(ws: Workspace, name_a: str, name_b: str) -> None:
         "overall_b": st.column_config.NumberColumn("overall B", format="%.3f"),
         "delta": st.column_config.NumberColumn(format="%+.3f"), "status_a": "status A", "status_b": "status B",
         "question": st.column_config.TextColumn(width="large")})
-    ui.show_chart(charts.compare_chart(frame, label_a="A", label_b="B"), width="content")
+    st.vega_lite_chart(ui.chart_spec(("gold-compare", report_key(a), report_key(b)),
+                                     lambda: charts.compare_chart(frame, label_a="A", label_b="B")), width="content")
 
 
 def ask_model(ws: Workspace, set_name: str, model: str) -> str:

@@ -122,3 +122,23 @@ def test_a_bad_line_in_the_set_is_one_error_line(app_factory, demo_copy):
     at = _gold(app_factory, demo_copy)
     assert [e.value for e in at.error] == [
         f"{path}:13: field 'messages': expected a list, got str"]
+
+
+def test_gold_page_follows_a_changed_answers_file(app_factory, demo_copy):
+    """The loaders are keyed by the gold folder's stamp: new answers show without a restart."""
+    import os
+
+    at = _gold(app_factory, demo_copy)
+    before = _metrics(at)
+    ws = Workspace(demo_copy)
+    source = at.selectbox(key="gold.source").value
+    assert source != "expected"
+    path = store.answers_path(ws, DEMO_SET, source)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path.write_text("".join(json.dumps({**r, "predicted": ""}) + "\n" for r in rows), encoding="utf-8")
+    os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)  # a new stamp even on a coarse clock
+    at.run()
+    assert not at.exception, at.exception
+    after = _metrics(at)
+    assert after["Overall score"] != before["Overall score"]
+    assert after["Pass rate"] == "0%"
