@@ -1,60 +1,31 @@
-"""Scale Workbench: router and frame only (pages live in app_pages/, logic in core/)."""
+"""Scale Workbench: the app Streamlit serves (``streamlit run app.py``).
+
+An ``st.App`` around ``main.py``, the script every session runs (router and frame; pages live in
+app_pages/, logic in core/). Its only addition is a startup hook: while the first browser loads
+Streamlit's frontend (about a second), a thread imports the modules of the first page, which a
+fresh process would otherwise import inside that page's first run (core.ui.warmup). This module
+imports nothing else at startup, so the server answers as soon as Streamlit's own does.
+"""
 
 from __future__ import annotations
 
+import importlib
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
 import streamlit as st
 
-from core import ui
-from core.settings import workspace_dir
-from core.ui import auth, hosting, warmup
 
-# An emoji favicon is drawn in the browser; a :material/…: one is fetched from fonts.gstatic.com,
-# which fails offline and tells Google who opens the app.
-st.set_page_config(page_title="Scale Workbench", page_icon="⚖️", layout="wide")
-if hosting.hosted():  # demo/team: Streamlit's own error boxes show no details either (callbacks)
-    st.set_option("client.showErrorDetails", "none")
-    hosting.ensure_demo()
+def _preload() -> None:
+    importlib.import_module("core.ui.warmup").preload_first_page()
 
-st.session_state.setdefault(ui.SIDEBAR_WORKSPACE, str(workspace_dir()))
-ws = ui.current_workspace()
-if not hosting.signed_in(ws):  # team mode: nothing but the sign-in screen until signed in
-    st.navigation([st.Page(hosting.sign_in_screen, title="Sign in", url_path="sign-in")], position="hidden").run()
-    st.stop()
 
-sections: dict[str, list] = {}
-for spec in ui.PAGES:
-    sections.setdefault(spec.section, []).append(
-        st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default)
-    )
-nav = st.navigation(sections, position="top")
+@asynccontextmanager
+async def lifespan(_app: Any) -> AsyncIterator[None]:
+    threading.Thread(target=_preload, name="workbench-preload", daemon=True).start()
+    yield
 
-with st.sidebar:
-    st.markdown("### Scale Workbench")
-    hosting.sidebar_account(ws)
-hosting.banner(ws)
-if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
-    hosting.run_page(nav)
-    warmup.start()
-    st.stop()
-with st.sidebar:
-    if not hosting.hosted():  # a shared deployment serves its one workspace: no path input
-        st.text_input("Workspace folder", key=ui.SIDEBAR_WORKSPACE, on_change=ui.apply_workspace_choice,
-                      help="A folder of Parquet/JSONL files under the configured roots (WORKBENCH_WORKSPACE_ROOTS).")
-        if st.session_state.get(ui.SIDEBAR_WORKSPACE_ERROR):
-            st.error(st.session_state[ui.SIDEBAR_WORKSPACE_ERROR])
-    datasets = ws.datasets()
-    if datasets:
-        linked = st.query_params.get("dataset")
-        if linked in datasets and not st.session_state.get("app.dataset_link_applied"):
-            st.session_state[ui.SIDEBAR_DATASET] = linked  # a shared link picks its dataset once
-            st.session_state["app.dataset_link_applied"] = True
-        if st.session_state.get(ui.SIDEBAR_DATASET) not in datasets:
-            st.session_state[ui.SIDEBAR_DATASET] = datasets[0]
-        st.selectbox("Dataset", datasets, key=ui.SIDEBAR_DATASET)
-    elif not ws.exists():
-        st.warning("No dataset in this folder yet: import one with `workbench datasets import PATH --name NAME`.")
-    else:
-        st.info("No dataset in this workspace yet.")
 
-hosting.run_page(nav)
-warmup.start()  # once per process, after the first page is drawn: the other pages' imports
+app = st.App("main.py", lifespan=lifespan)

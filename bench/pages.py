@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
           f"({time.perf_counter() - start:.0f} s to make)")
     os.environ["WORKBENCH_WORKSPACE"] = str(results_root)
     for _ in range(args.passes):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = AppTest.from_file(str(ROOT / "main.py"), default_timeout=120).run()
         _play(at, _results_steps(at, results_root), times)
     if args.only == "results":
         return _report(times, args.budget_ms)
@@ -238,12 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     ids = gt_views.verdict_grid(frame)["business_id"].to_list()
 
     def trace_app():
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = AppTest.from_file(str(ROOT / "main.py"), default_timeout=120).run()
         at.query_params.update({"dataset": "demo", "task": "G1a", "formula": "v1", "k": "50", "business_id": ids[0]})
         return at
 
     for _ in range(args.passes):
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+        at = AppTest.from_file(str(ROOT / "main.py"), default_timeout=120).run()
         _play(at, _gt_steps(at), times)
         at = trace_app()
         _play(at, _trace_steps(at, ids)[0], times)

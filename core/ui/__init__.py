@@ -1,4 +1,4 @@
-"""Streamlit glue shared by app.py and the pages: the page list, sidebar state, the page frame.
+"""Streamlit glue shared by main.py and the pages: the page list, sidebar state, the page frame.
 
 The only package of ``core`` that imports streamlit. Connections are cached here with
 ``st.cache_resource`` (never mutated by callers); the GT and Trace loaders live in
@@ -34,7 +34,7 @@ class PageSpec:
     default: bool = False
 
 
-# The one list of pages; app.py registers them in this order and Home links to each.
+# The one list of pages; main.py registers them in this order and Home links to each.
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/home.py", "Home", ":material/home:", "Workbench",
              "What is in the workspace, with a link to every page.", "home", default=True),

@@ -69,12 +69,23 @@ def _importable(name: str) -> bool:
 
 
 def _run() -> None:
-    for name in modules_to_warm():
+    _import_all(modules_to_warm())
+
+
+def _import_all(names: list[str]) -> None:
+    for name in names:
         try:
             if _importable(name):
                 importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a broken module is the page's error to show when opened
             LOG.warning("warm-up: importing %s failed", name, exc_info=True)
+
+
+def preload_first_page() -> None:
+    """Import what ``main.py`` and the Home page import (app.py runs this when the server starts,
+    before any session): the first page's run then finds them loaded."""
+    root = PAGES_DIR.parent
+    _import_all(page_modules([root / "main.py", PAGES_DIR / "home.py"]))
 
 
 def start() -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "main.py")  # the script each session runs
 
 
 @pytest.fixture(autouse=True)
@@ -27,7 +27,7 @@ def _no_warmup(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _restore_error_details():
-    """The demo and team modes set client.showErrorDetails for the whole process (app.py)."""
+    """The demo and team modes set client.showErrorDetails for the whole process (main.py)."""
     from streamlit import config
 
     before = config.get_option("client.showErrorDetails")
@@ -37,7 +37,7 @@ def _restore_error_details():
 
 @pytest.fixture()
 def app_factory(monkeypatch):
-    """Build an AppTest of app.py on a given workspace folder."""
+    """Build an AppTest of main.py on a given workspace folder."""
     from streamlit.testing.v1 import AppTest
 
     def make(workspace_root, timeout: float = 30):
