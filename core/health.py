@@ -22,8 +22,9 @@ from core.workspace import Workspace
 # logs, the LLM response cache) and these single files (the gold answers' scoring history).
 LOG_AREAS = ("judgments", "overrides", "runs", "cache")
 LOG_FILES = ("gold/history.jsonl",)
-# JSON records the app lists (runs, jobs): a broken one would otherwise be left out of the list.
-RECORD_GLOBS = ("runs/*/*.json", "jobs/*.json")
+# JSON records the app lists (runs, jobs): a broken one would otherwise be left out of the list;
+# and the GT judge choice of each dataset/task, which every judgments read consults.
+RECORD_GLOBS = ("runs/*/*.json", "jobs/*.json", "judgments/*/*/_settings.json")
 
 
 @dataclass(frozen=True)
