@@ -15,11 +15,13 @@ import secrets as token_source
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
+from core.errors import WorkbenchError
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.store import open_store, store_exists
 from core.limits import TokenBucket
@@ -189,6 +191,65 @@ def take_shared_token(action: str, default: str) -> str | None:
             return None
         wait = shared.bucket.retry_after(now)
     return f"Too many sign-in attempts on this server: try again in {wait:.0f} s."
+
+
+K_DOWNLOADS = "hosted.download_buckets"
+DOWNLOAD_LIMIT = "10/60"  # builds of an export file per session (``$WORKBENCH_RATE_LIMIT_DOWNLOAD``)
+
+
+class RateLimitedError(WorkbenchError):
+    """An expensive action refused by a rate limit (the message says when to try again)."""
+
+
+def _download_bucket(action: str) -> SharedBucket:
+    buckets: dict[str, SharedBucket] = st.session_state.setdefault(K_DOWNLOADS, {})
+    if action not in buckets:
+        buckets[action] = SharedBucket(*rate_limit(action, DOWNLOAD_LIMIT))
+    return buckets[action]
+
+
+def limited_download(build: Callable[[], Any], action: str = "download") -> tuple[Callable[[], Any], str | None]:
+    """The ``data`` for ``st.download_button`` that builds an export only when clicked, and why the
+    button is disabled now (None when it is not).
+
+    Locally ``build`` itself. In demo and team modes each build spends one of this session's
+    ``action`` tokens (``$WORKBENCH_RATE_LIMIT_DOWNLOAD``, default 10 a minute). Streamlit calls the
+    returned function on a thread of its own, without the session: the bucket is taken from the
+    session now and guarded by its lock there. A refused build raises :class:`RateLimitedError`
+    (Streamlit shows its own "Failed to generate file" under the button) and builds nothing; the
+    next rerun disables the button with the one-line reason.
+    """
+    if not hosted():
+        return build, None
+    shared = _download_bucket(action)
+
+    def data() -> Any:
+        with shared.lock:
+            now = time.monotonic()
+            allowed, wait = shared.bucket.take(now), shared.bucket.retry_after(now)
+        if not allowed:
+            LOG.warning("%s refused by the rate limit", action)
+            raise RateLimitedError(f"Too many requests ({action}) in this session: try again in {wait:.0f} s.")
+        return build()
+
+    with shared.lock:
+        wait = shared.bucket.retry_after(time.monotonic())
+    refusal = f"Too many requests ({action}) in this session: try again in {wait:.0f} s." if wait > 0 else None
+    return data, refusal
+
+
+def download_button(where: Any, label: str, build: Callable[[], Any], *, key: str, file_name: str, mime: str,
+                    action: str = "download", **options: Any) -> None:
+    """``where.download_button`` with an export built on click and rate-limited in demo and team
+    modes (:func:`limited_download`); when refused, the button is disabled and says why."""
+    data, refusal = limited_download(build, action)
+    if refusal:
+        options["help"] = refusal
+    # on_click="ignore": a rerun would register a new callable while the click still asks for this one
+    where.download_button(label, data, file_name=file_name, mime=mime, key=key, disabled=bool(refusal),
+                          on_click="ignore", **options)
+    if refusal:
+        where.caption(refusal)
 
 
 def labels_line(ws: Workspace) -> str:
