@@ -8,6 +8,7 @@ besides :mod:`core.ui.auth` and :mod:`core.ui.paid` that reads ``st.secrets``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import logging
@@ -17,7 +18,7 @@ import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 import streamlit as st
 
@@ -270,6 +271,47 @@ def signed_in(ws: Workspace) -> bool:
     return mode() != "team" or team_role(ws) is not None
 
 
+K_CALLBACK_ERROR = "hosted.callback_error"
+P = ParamSpec("P")
+
+
+def _reference_line(ref: str, what: str) -> str:
+    return f"Something went wrong {what} (reference {ref}); the details are in the server log."
+
+
+def guarded(callback: Callable[P, None]) -> Callable[P, None]:
+    """Wrap an ``on_click``/``on_change`` callback that does real work (a store write, a sign-in).
+
+    Streamlit runs callbacks before the page script, outside :func:`run_page`, and shows an error
+    there with its own redacted text. In demo and team modes the wrapper logs the traceback
+    (secrets redacted) under a reference id and leaves one line for :func:`run_page` to show at the
+    top of the page; locally the error propagates, shown in full. ``st.rerun``/``st.stop`` pass through.
+    """
+
+    @functools.wraps(callback)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        if not hosted():
+            callback(*args, **kwargs)
+            return
+        try:
+            callback(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - st.rerun/st.stop are BaseExceptions and pass through
+            ref = token_source.token_hex(4)
+            LOG.error("callback error in %s, reference %s\n%s", callback.__qualname__, ref,
+                      redact(traceback.format_exc()))
+            st.session_state[K_CALLBACK_ERROR] = _reference_line(ref, "with that action")
+
+    return wrapper
+
+
+def show_callback_error() -> None:
+    """The one line a :func:`guarded` callback left in this rerun, if any (then forgotten)."""
+    line = st.session_state.pop(K_CALLBACK_ERROR, None)
+    if line:
+        st.error(line, icon=":material/error:")
+
+
+@guarded
 def _check_code() -> None:
     given = str(st.session_state.get(K_CODE) or "")
     st.session_state[K_CODE] = ""
@@ -293,6 +335,7 @@ def _check_code() -> None:
 def sign_in_screen() -> None:
     """The team deployment's sign-in: ``st.login`` when configured, else the shared access code."""
     st.title("Scale Workbench")
+    show_callback_error()
     st.write("This workbench is shared with a team: sign in to continue.")
     if st.session_state.get(K_CLEAR_COOKIE):
         st.html(f"<script>document.cookie = '{TEAM_COOKIE}=; path=/; max-age=0; SameSite=Strict';</script>",
@@ -325,13 +368,13 @@ def run_page(page: Any) -> None:
     if not hosted():
         page.run()
         return
+    show_callback_error()
     try:
         page.run()
     except Exception:  # noqa: BLE001 - st.rerun/st.stop are BaseExceptions and pass through
         ref = token_source.token_hex(4)
         LOG.error("page error, reference %s\n%s", ref, redact(traceback.format_exc()))
-        st.error(f"Something went wrong on this page (reference {ref}); the details are in the server log.",
-                 icon=":material/error:")
+        st.error(_reference_line(ref, "on this page"), icon=":material/error:")
 
 
 def sidebar_account(ws: Workspace) -> None:

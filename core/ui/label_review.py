@@ -122,6 +122,7 @@ def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
     return order[0] if order else current
 
 
+@hosting.guarded
 def _record(c: Context, item_id: int, ids: list[int], open_ids: set[int]) -> None:
     """Form callback: record the consensus, then open the next item of the queue."""
     value = float(st.session_state[f"label_review.adj_value.{item_id}"])
@@ -317,6 +318,7 @@ def show_export(c: Context) -> None:
                    f"`{out}`.")
 
 
+@hosting.guarded
 def _retire(c: Context) -> None:
     who = (st.session_state.get("label_review.retire_code") or "").strip()
     try:

@@ -282,3 +282,42 @@ def test_a_spent_download_limit_disables_the_gt_export_with_the_reason(app_facto
     button = at.get("download_button")[0].proto
     assert button.disabled and button.help.startswith("Too many requests (download) in this session")
     assert any(c.value.startswith("Too many requests (download)") for c in at.caption)
+
+
+def test_an_error_in_a_button_callback_shows_one_line_with_a_reference(app_factory, ws_copy, monkeypatch, caplog):
+    import sqlite3
+
+    _mode(monkeypatch, "demo", OPENAI_API_KEY="sk-logged-never-111")
+    at = _open(app_factory, ws_copy, LABELING)
+    at.text_input(key="labeling.code_input").input("visitor_2")
+    at.button(key="labeling.start").click().run()
+    with sqlite3.connect(ws_copy / "labels.sqlite") as db:  # the label store refuses the next write
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON ratings "
+                   "BEGIN SELECT RAISE(ABORT, 'disk full near sk-logged-never-111'); END")
+    next(s for s in at.slider if s.key.startswith("labeling.score.")).set_value(0.4).run()
+    at.button(key="labeling.submit").click().run()  # Submit's on_click callback writes the rating
+    assert not at.exception, at.exception  # not Streamlit's redacted exception box
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and re.fullmatch(r"Something went wrong with that action \(reference [0-9a-f]{8}\); the "
+                                             r"details are in the server log\.", errors[0]), errors
+    ref = re.search(r"reference ([0-9a-f]{8})", errors[0]).group(1)
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "workbench.app")
+    assert f"callback error in submit, reference {ref}" in logged and "Traceback" in logged
+    assert "sk-logged-never-111" not in logged
+    assert any(s.key.startswith("labeling.score.") for s in at.slider)  # the page goes on: the item is still there
+    at.run()
+    assert not at.error  # the line is shown once
+
+
+def test_locally_an_error_in_a_button_callback_is_shown_in_full(app_factory, ws_copy, monkeypatch):
+    import sqlite3
+
+    monkeypatch.delenv("WORKBENCH_MODE", raising=False)
+    at = _open(app_factory, ws_copy, LABELING)
+    at.text_input(key="labeling.code_input").input("visitor_3")
+    at.button(key="labeling.start").click().run()
+    with sqlite3.connect(ws_copy / "labels.sqlite") as db:
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON ratings BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    next(s for s in at.slider if s.key.startswith("labeling.score.")).set_value(0.4).run()
+    at.button(key="labeling.submit").click().run()
+    assert at.exception and "disk full" in at.exception[0].message
