@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from core.judgments import judged_keys, read_log
 from core.workspace import Workspace
@@ -87,13 +84,6 @@ def test_judging_killed_while_using_an_answer_resumes_without_asking_it_again(wo
     assert sum(llm_server.requests_by_key.values()) == 12
     log = read_log(workspace, "d", "G1a", MODEL)
     assert log.select("business_id", "idx").unique().height == 12
-
-
-@pytest.fixture()
-def demo_ws(small_demo, tmp_path) -> Workspace:
-    target = tmp_path / "ws"
-    shutil.copytree(small_demo, target, ignore=shutil.ignore_patterns("runs", "jobs", "cache"))
-    return Workspace(target)
 
 
 def test_run_killed_while_using_an_answer_resumes_without_asking_it_again(demo_ws):
