@@ -9,7 +9,7 @@ from core.errors import WorkbenchError
 from core.labeling import assignment, render
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store
-from core.ui import auth
+from core.ui import auth, hosting
 from core.ui import labeling as page
 
 K_PROJECT = "labeling.project"
@@ -40,6 +40,7 @@ project = labeling_items.get_project(store, st.session_state[K_PROJECT])
 st.query_params["project"] = project.name
 
 
+@hosting.guarded
 def _switch_rater() -> None:
     assignment.release(store, project, code)
     st.session_state.pop(page.K_VIEW, None)

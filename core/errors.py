@@ -58,5 +58,9 @@ class UnknownNameError(WorkbenchError, KeyError):
         return str(self.args[0])
 
 
+class IndexMissingError(WorkbenchError):
+    """The keyword index a step needs is missing, out of date, or lacks the task."""
+
+
 class ReadOnlyError(WorkbenchError):
     """A write refused because the deployment is read-only (``WORKBENCH_MODE=demo``)."""

@@ -9,8 +9,10 @@ log is read and cut off by the next append.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from core.errors import DataError
 from core.files import read_json, read_jsonl_log
@@ -22,8 +24,10 @@ from core.workspace import Workspace
 # logs, the LLM response cache) and these single files (the gold answers' scoring history).
 LOG_AREAS = ("judgments", "overrides", "runs", "cache")
 LOG_FILES = ("gold/history.jsonl",)
-# JSON records the app lists (runs, jobs): a broken one would otherwise be left out of the list.
-RECORD_GLOBS = ("runs/*/*.json", "jobs/*.json")
+T = TypeVar("T")
+# JSON records the app lists (runs, jobs): a broken one would otherwise be left out of the list;
+# and the GT judge choice of each dataset/task, which every judgments read consults.
+RECORD_GLOBS = ("runs/*/*.json", "jobs/*.json", "judgments/*/*/_settings.json")
 
 
 @dataclass(frozen=True)
@@ -82,19 +86,24 @@ def stamps(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
     return tuple(out)
 
 
+def _read_or_problem(path: Path, ws: Workspace, read: Callable[[Path], T]) -> T | Problem:
+    """``read(path)``, or the :class:`Problem` saying why the file cannot be read."""
+    try:
+        return read(path)
+    except DataError as exc:
+        return Problem(path, _reason(exc, ws))
+    except OSError as exc:
+        return Problem(path, f"cannot be read: {exc.strerror or exc}")
+
+
 def log_problems(ws: Workspace) -> list[Problem]:
     """Broken lines of the append-only logs; a torn last line is a note with the count dropped."""
     out: list[Problem] = []
     for path in _log_files(ws):
-        try:
-            rows = read_jsonl_log(path)
-        except DataError as exc:
-            out.append(Problem(path, _reason(exc, ws)))
-            continue
-        except OSError as exc:
-            out.append(Problem(path, f"cannot be read: {exc.strerror or exc}"))
-            continue
-        if rows.torn:
+        rows = _read_or_problem(path, ws, read_jsonl_log)
+        if isinstance(rows, Problem):
+            out.append(rows)
+        elif rows.torn:
             out.append(Problem(path, f"last line torn by a killed writer: {rows.torn} line dropped "
                                      "(the next append cuts it off)", "note"))
     return out
@@ -107,15 +116,10 @@ def record_problems(ws: Workspace) -> list[Problem]:
         for path in sorted(ws.root.glob(pattern)):
             if path.name.startswith("."):
                 continue
-            try:
-                data = read_json(path)
-            except DataError as exc:
-                out.append(Problem(path, _reason(exc, ws)))
-                continue
-            except OSError as exc:
-                out.append(Problem(path, f"cannot be read: {exc.strerror or exc}"))
-                continue
-            if not isinstance(data, dict):
+            data = _read_or_problem(path, ws, read_json)
+            if isinstance(data, Problem):
+                out.append(data)
+            elif not isinstance(data, dict):
                 out.append(Problem(path, f"expected a JSON object, got {type(data).__name__}"))
     return out
 

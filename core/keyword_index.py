@@ -33,7 +33,7 @@ import polars as pl
 from core.datasets import TABLES, require_verified
 from core.datasets.staging import text_hashes  # the one sha256[:16] of many texts (also at import)
 from core.db import ViewSpec, register_view
-from core.errors import WorkbenchError
+from core.errors import IndexMissingError, WorkbenchError
 from core.files import atomic_dir, read_json, write_json_atomic
 from core.locks import index_lock, remove_empty, staging_for
 from core.progress import Progress
@@ -315,9 +315,9 @@ def load_index(ws: Workspace, dataset: str) -> pl.DataFrame:
     stats = index_stats(ws, dataset)
     hint = f"run `python -m core index --dataset {dataset}`"
     if stats is None:
-        raise WorkbenchError(f"no keyword index for dataset {dataset!r}: {hint}")
+        raise IndexMissingError(f"no keyword index for dataset {dataset!r}: {hint}")
     if not stats["current"]:
-        raise WorkbenchError(f"the keyword index of dataset {dataset!r} is out of date (reviews changed): {hint}")
+        raise IndexMissingError(f"the keyword index of dataset {dataset!r} is out of date (reviews changed): {hint}")
     return pl.read_parquet(ws.index_dir(dataset) / INDEX_FILE)
 
 
@@ -331,7 +331,7 @@ def matched_reviews(ws: Workspace, dataset: str, task: str, *, with_text: bool =
     index = load_index(ws, dataset)
     col = kw_column(spec.task_id)
     if col not in index.columns:
-        raise WorkbenchError(f"the keyword index of {dataset!r} has no task {task}: "
+        raise IndexMissingError(f"the keyword index of {dataset!r} has no task {task}: "
                              f"run `python -m core index --dataset {dataset}`")
     out = index.filter(pl.col(col).list.len() > 0).select(
         "business_id", "review_id", "idx", "text_hash", pl.col(col).alias("keywords_found")

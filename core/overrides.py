@@ -26,7 +26,7 @@ import polars as pl
 from core.datasets import scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
 from core.files import append_jsonl, read_json, read_jsonl_log
-from core.judgment_store import load_raw_judgments, now_iso
+from core.judgment_store import get_gt_judge, load_raw_judgments, now_iso
 from core.settings import require_writable
 from core.tasks import Task, get_task
 from core.workspace import Workspace
@@ -81,10 +81,13 @@ def _check_corrected(spec: Task, corrected: Any, *, strict: bool, path: str | No
 
 def _current_fields(ws: Workspace, dataset: str, task: str, business_id: str | None,
                     idx: int | None) -> dict[str, Any]:
-    try:
-        df = load_raw_judgments(ws, dataset, task)
-    except WorkbenchError:
+    """The GT judge's fields of one review; empty when there is no GT judge yet (nothing judged, or
+    several judges and none chosen). A broken judgment log raises its DataError (file and line):
+    an override must not record an empty ``original`` because a file could not be read."""
+    judge = get_gt_judge(ws, dataset, task)
+    if judge is None:
         return {}
+    df = load_raw_judgments(ws, dataset, task, judge)
     hit = df.filter((pl.col("business_id") == business_id) & (pl.col("idx") == idx))
     if hit.height == 0:
         return {}

@@ -222,17 +222,36 @@ def _tfidf(predicted: Sequence[str], expected: Sequence[str], ctx: AccuracyConte
 # --- embedding ------------------------------------------------------------------------------------
 
 class OpenAIEmbedder:
-    """Embeddings from an OpenAI-compatible endpoint (``client.embeddings.create``), in batches."""
+    """Embeddings from an OpenAI-compatible endpoint (``client.embeddings.create``), in batches.
 
-    def __init__(self, client: Any, model: str) -> None:
-        self.client, self.model = client, model
+    With a ``cache`` (:class:`core.llm.ResponseCache`) every batch's vectors are stored (fsync'd)
+    as soon as they arrive, under the same key as :meth:`core.llm.AsyncLLM.embed`: a scoring
+    killed half-way, or run again, pays for no batch twice.
+    """
+
+    def __init__(self, client: Any, model: str, cache: Any = None) -> None:
+        self.client, self.model, self.cache = client, model, cache
+
+    def _batch(self, chunk: list[str]) -> list[list[float]]:
+        from core.llm import request_key  # core.llm loads the openai client: only when an endpoint is used
+
+        key = request_key(str(getattr(self.client, "base_url", "") or ""), self.model,
+                          [{"role": "embed", "content": t} for t in chunk], {"kind": "embeddings"})
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            return [list(v) for v in json.loads(hit["content"])]
+        response = self.client.embeddings.create(model=self.model, input=chunk)
+        vectors = [list(d.embedding) for d in sorted(response.data, key=lambda d: d.index)]
+        if self.cache is not None:
+            tokens = int(getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0)
+            self.cache.put(key, {"model": self.model, "content": json.dumps(vectors), "prompt_tokens": tokens,
+                                 "completion_tokens": 0})
+        return vectors
 
     def embed(self, texts: Sequence[str], progress: Progress = no_progress) -> np.ndarray:
         rows: list[list[float]] = []
         for start in range(0, len(texts), EMBED_BATCH):
-            chunk = [t if t.strip() else " " for t in texts[start:start + EMBED_BATCH]]
-            response = self.client.embeddings.create(model=self.model, input=chunk)
-            rows.extend(d.embedding for d in sorted(response.data, key=lambda d: d.index))
+            rows.extend(self._batch([t if t.strip() else " " for t in texts[start:start + EMBED_BATCH]]))
             progress(min(start + EMBED_BATCH, len(texts)), len(texts), "embeddings")
         return np.asarray(rows, dtype=np.float64)
 
@@ -256,8 +275,9 @@ class LocalEmbedder:
         return out
 
 
-def make_embedder(model: str | None = None, *, client: Any = None) -> Any:
-    """``local:NAME`` → :class:`LocalEmbedder`; else an endpoint model (default ``$WORKBENCH_EMBEDDING_MODEL``)."""
+def make_embedder(model: str | None = None, *, client: Any = None, cache: Any = None) -> Any:
+    """``local:NAME`` → :class:`LocalEmbedder`; else an endpoint model (default ``$WORKBENCH_EMBEDDING_MODEL``)
+    whose answers go to ``cache`` (a :class:`core.llm.ResponseCache`, None: not kept)."""
     name = model or env("WORKBENCH_EMBEDDING_MODEL", DEFAULT_EMBEDDING_MODEL) or DEFAULT_EMBEDDING_MODEL
     if name.startswith("local:"):
         return LocalEmbedder(name.removeprefix("local:"))
@@ -265,7 +285,7 @@ def make_embedder(model: str | None = None, *, client: Any = None) -> Any:
         from core.llm import make_client
 
         client = make_client()
-    return OpenAIEmbedder(client, name)
+    return OpenAIEmbedder(client, name, cache)
 
 
 def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -77,7 +77,10 @@ def accuracy_context(ws: Workspace | None, method: str, accuracy_model: str | No
     needs = ACCURACY_METHODS[method].needs
     ctx = AccuracyContext(progress=progress)
     if needs == "embeddings":
-        ctx.embedder = make_embedder(accuracy_model, client=client)
+        from core.llm import workspace_cache  # the openai client, only when an endpoint is used
+
+        ctx.embedder = make_embedder(accuracy_model, client=client,
+                                     cache=workspace_cache(ws) if ws is not None else None)
     elif needs == "llm":
         judge = accuracy_model or env("WORKBENCH_JUDGE_MODEL", DEFAULT_JUDGE_MODEL) or DEFAULT_JUDGE_MODEL
         ctx.llm = make_llm(ws, judge, client)

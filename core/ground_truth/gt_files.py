@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.errors import DataError
+from core.errors import DataError, UnknownNameError
 from core.files import read_json, sha256_file, write_json_atomic, write_text_atomic
 from core.ground_truth.coverage import SHORT, STORED, reviews_used
 from core.ground_truth.formulas import VERDICTS, get_formula
@@ -119,7 +119,7 @@ def _scale(rows: pl.DataFrame) -> tuple[str, ...]:
 
         try:
             return get_policy(rows["policy_id"][0]).verdicts
-        except Exception:  # noqa: BLE001 - a frame of an unregistered policy keeps the default scale
+        except UnknownNameError:  # a frame of an unregistered policy keeps the default scale
             return VERDICTS
     return VERDICTS
 

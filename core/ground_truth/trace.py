@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from core.errors import UnknownNameError
 from core.ground_truth.compute import compute_gt_frame, get_definition
 from core.ground_truth.engine import prepare_judgments
 from core.ground_truth.formulas import Formula, cuisine_modifier
@@ -133,7 +134,7 @@ def _task_fields(task: str) -> tuple[str, ...] | None:
 
     try:
         return get_task(task).field_names
-    except Exception:  # noqa: BLE001 - an unregistered task just shows every non-metadata column
+    except UnknownNameError:  # an unregistered task just shows every non-metadata column
         return None
 
 

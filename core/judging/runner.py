@@ -24,7 +24,7 @@ from typing import Any
 
 import polars as pl
 
-from core.errors import WorkbenchError
+from core.errors import IndexMissingError, WorkbenchError
 from core.judging.base import Judge, is_failure, review_key
 from core.judging.batch_records import pending_batch_keys
 from core.judgments import append_judgments, judged_keys, stale_count
@@ -125,11 +125,9 @@ def _matched_rows(ws: Workspace, dataset: str, task: str) -> pl.DataFrame:
         raise WorkbenchError(f"dataset {dataset!r} is not imported in {ws.root}")
     try:
         return matched_reviews(ws, dataset, task, with_text=True)
-    except WorkbenchError as exc:
-        if "keyword index" in str(exc):
-            raise WorkbenchError(f"{exc}. Judging needs the keyword index: run python -m core index --dataset "
-                                 f"{dataset} first") from None
-        raise
+    except IndexMissingError as exc:
+        raise IndexMissingError(f"{exc}. Judging needs the keyword index: run python -m core index --dataset "
+                                f"{dataset} first") from None
 
 
 def plan_judging(

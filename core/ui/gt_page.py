@@ -235,8 +235,8 @@ def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFr
                                         constants=cache.resolved(ws, choice.definition).constants)[1]
 
     filename = gt_filename(choice.definition, export_k, layout)
-    e3.download_button(f"Download {filename}", _bytes, file_name=filename, mime="application/json",
-                       key="gt.download", icon=":material/download:", on_click="ignore")
+    hosting.download_button(e3, f"Download {filename}", _bytes, file_name=filename, mime="application/json",
+                            key="gt.download", icon=":material/download:")
     st.caption("The file carries the formula version, K asked for, each restaurant's reviews used, how many "
                "restaurants fell short of K, the dataset, task and the sha256 of the judgments (and, for a "
                "variant, its name and the sha256 of its constants).")

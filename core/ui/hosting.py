@@ -8,6 +8,7 @@ besides :mod:`core.ui.auth` and :mod:`core.ui.paid` that reads ``st.secrets``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import logging
@@ -15,11 +16,13 @@ import secrets as token_source
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 import streamlit as st
 
+from core.errors import WorkbenchError
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.store import open_store, store_exists
 from core.limits import TokenBucket
@@ -191,6 +194,65 @@ def take_shared_token(action: str, default: str) -> str | None:
     return f"Too many sign-in attempts on this server: try again in {wait:.0f} s."
 
 
+K_DOWNLOADS = "hosted.download_buckets"
+DOWNLOAD_LIMIT = "10/60"  # builds of an export file per session (``$WORKBENCH_RATE_LIMIT_DOWNLOAD``)
+
+
+class RateLimitedError(WorkbenchError):
+    """An expensive action refused by a rate limit (the message says when to try again)."""
+
+
+def _download_bucket(action: str) -> SharedBucket:
+    buckets: dict[str, SharedBucket] = st.session_state.setdefault(K_DOWNLOADS, {})
+    if action not in buckets:
+        buckets[action] = SharedBucket(*rate_limit(action, DOWNLOAD_LIMIT))
+    return buckets[action]
+
+
+def limited_download(build: Callable[[], Any], action: str = "download") -> tuple[Callable[[], Any], str | None]:
+    """The ``data`` for ``st.download_button`` that builds an export only when clicked, and why the
+    button is disabled now (None when it is not).
+
+    Locally ``build`` itself. In demo and team modes each build spends one of this session's
+    ``action`` tokens (``$WORKBENCH_RATE_LIMIT_DOWNLOAD``, default 10 a minute). Streamlit calls the
+    returned function on a thread of its own, without the session: the bucket is taken from the
+    session now and guarded by its lock there. A refused build raises :class:`RateLimitedError`
+    (Streamlit shows its own "Failed to generate file" under the button) and builds nothing; the
+    next rerun disables the button with the one-line reason.
+    """
+    if not hosted():
+        return build, None
+    shared = _download_bucket(action)
+
+    def data() -> Any:
+        with shared.lock:
+            now = time.monotonic()
+            allowed, wait = shared.bucket.take(now), shared.bucket.retry_after(now)
+        if not allowed:
+            LOG.warning("%s refused by the rate limit", action)
+            raise RateLimitedError(f"Too many requests ({action}) in this session: try again in {wait:.0f} s.")
+        return build()
+
+    with shared.lock:
+        wait = shared.bucket.retry_after(time.monotonic())
+    refusal = f"Too many requests ({action}) in this session: try again in {wait:.0f} s." if wait > 0 else None
+    return data, refusal
+
+
+def download_button(where: Any, label: str, build: Callable[[], Any], *, key: str, file_name: str, mime: str,
+                    action: str = "download", **options: Any) -> None:
+    """``where.download_button`` with an export built on click and rate-limited in demo and team
+    modes (:func:`limited_download`); when refused, the button is disabled and says why."""
+    data, refusal = limited_download(build, action)
+    if refusal:
+        options["help"] = refusal
+    # on_click="ignore": a rerun would register a new callable while the click still asks for this one
+    where.download_button(label, data, file_name=file_name, mime=mime, key=key, disabled=bool(refusal),
+                          on_click="ignore", **options)
+    if refusal:
+        where.caption(refusal)
+
+
 def labels_line(ws: Workspace) -> str:
     """Where labels go and whether they persist, in one line (no password, no path)."""
     where, persists = labels_storage(labels_url(ws.root))
@@ -209,6 +271,47 @@ def signed_in(ws: Workspace) -> bool:
     return mode() != "team" or team_role(ws) is not None
 
 
+K_CALLBACK_ERROR = "hosted.callback_error"
+P = ParamSpec("P")
+
+
+def _reference_line(ref: str, what: str) -> str:
+    return f"Something went wrong {what} (reference {ref}); the details are in the server log."
+
+
+def guarded(callback: Callable[P, None]) -> Callable[P, None]:
+    """Wrap an ``on_click``/``on_change`` callback that does real work (a store write, a sign-in).
+
+    Streamlit runs callbacks before the page script, outside :func:`run_page`, and shows an error
+    there with its own redacted text. In demo and team modes the wrapper logs the traceback
+    (secrets redacted) under a reference id and leaves one line for :func:`run_page` to show at the
+    top of the page; locally the error propagates, shown in full. ``st.rerun``/``st.stop`` pass through.
+    """
+
+    @functools.wraps(callback)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        if not hosted():
+            callback(*args, **kwargs)
+            return
+        try:
+            callback(*args, **kwargs)
+        except Exception:  # noqa: BLE001 - st.rerun/st.stop are BaseExceptions and pass through
+            ref = token_source.token_hex(4)
+            LOG.error("callback error in %s, reference %s\n%s", callback.__qualname__, ref,
+                      redact(traceback.format_exc()))
+            st.session_state[K_CALLBACK_ERROR] = _reference_line(ref, "with that action")
+
+    return wrapper
+
+
+def show_callback_error() -> None:
+    """The one line a :func:`guarded` callback left in this rerun, if any (then forgotten)."""
+    line = st.session_state.pop(K_CALLBACK_ERROR, None)
+    if line:
+        st.error(line, icon=":material/error:")
+
+
+@guarded
 def _check_code() -> None:
     given = str(st.session_state.get(K_CODE) or "")
     st.session_state[K_CODE] = ""
@@ -232,6 +335,7 @@ def _check_code() -> None:
 def sign_in_screen() -> None:
     """The team deployment's sign-in: ``st.login`` when configured, else the shared access code."""
     st.title("Scale Workbench")
+    show_callback_error()
     st.write("This workbench is shared with a team: sign in to continue.")
     if st.session_state.get(K_CLEAR_COOKIE):
         st.html(f"<script>document.cookie = '{TEAM_COOKIE}=; path=/; max-age=0; SameSite=Strict';</script>",
@@ -264,13 +368,13 @@ def run_page(page: Any) -> None:
     if not hosted():
         page.run()
         return
+    show_callback_error()
     try:
         page.run()
     except Exception:  # noqa: BLE001 - st.rerun/st.stop are BaseExceptions and pass through
         ref = token_source.token_hex(4)
         LOG.error("page error, reference %s\n%s", ref, redact(traceback.format_exc()))
-        st.error(f"Something went wrong on this page (reference {ref}); the details are in the server log.",
-                 icon=":material/error:")
+        st.error(_reference_line(ref, "on this page"), icon=":material/error:")
 
 
 def sidebar_account(ws: Workspace) -> None:

@@ -123,6 +123,7 @@ def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
     return order[0] if order else current
 
 
+@hosting.guarded
 def _record(c: Context, item_id: int, ids: list[int], open_ids: set[int]) -> None:
     """Form callback: record the consensus, then open the next item of the queue."""
     value = float(st.session_state[f"label_review.adj_value.{item_id}"])
@@ -295,14 +296,14 @@ def show_export(c: Context) -> None:
     st.write("Reviews: one line per rating. Consensus: one line per item with ≥ 2 raters.")
     cols = st.columns(max(1, len(datasets)) + 1)
     for col, ds in zip(cols, datasets, strict=False):
-        col.download_button(
-            f"{ds}_reviews.jsonl", data=lambda ds=ds: export.to_jsonl(  # type: ignore[misc]
+        hosting.download_button(
+            col, f"{ds}_reviews.jsonl", lambda ds=ds: export.to_jsonl(  # type: ignore[misc]
                 [r for r in export.review_rows(store, project) if r["dataset"] == ds]),
             file_name=f"{ds}_reviews.jsonl", mime="application/jsonl", icon=":material/download:",
             key=f"label_review.dl.{ds}")
-    cols[-1].download_button(
-        f"{project.name}_consensus.jsonl", icon=":material/download:", key="label_review.dl.consensus",
-        data=lambda: export.to_jsonl(export.consensus_rows(store, project, include_models=c.include_models)),
+    hosting.download_button(
+        cols[-1], f"{project.name}_consensus.jsonl", icon=":material/download:", key="label_review.dl.consensus",
+        build=lambda: export.to_jsonl(export.consensus_rows(store, project, include_models=c.include_models)),
         file_name=f"{project.name}_consensus.jsonl", mime="application/jsonl")
     refused = hosting.write_refusal("writing exports into the workspace")
     if refused:
@@ -318,6 +319,7 @@ def show_export(c: Context) -> None:
                    f"`{out}`.")
 
 
+@hosting.guarded
 def _retire(c: Context) -> None:
     who = (st.session_state.get("label_review.retire_code") or "").strip()
     try:

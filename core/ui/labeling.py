@@ -10,6 +10,7 @@ from core.errors import WorkbenchError
 from core.labeling import assignment, render
 from core.labeling.items import Project
 from core.labeling.store import LabelStore
+from core.ui import hosting
 
 K_VIEW, K_SHOWN_AT, K_FLASH = "labeling.view", "labeling.shown_at", "labeling.flash"
 K_LAST_MS = "labeling.last_submit_ms"
@@ -58,6 +59,7 @@ def answered(token: str) -> bool:
     return bool(st.session_state.get(touched_key(token)) or st.session_state.get(zero_key(token)))
 
 
+@hosting.guarded
 def submit(store: LabelStore, project: Project, code: str, token: str) -> None:
     """Submit callback: store the rating and show the next item (refused while unanswered)."""
     view = _shown(token)
@@ -82,6 +84,7 @@ def submit(store: LabelStore, project: Project, code: str, token: str) -> None:
     st.session_state[K_FLASH] = f"Saved {score:+.2f}"
 
 
+@hosting.guarded
 def skip(store: LabelStore, project: Project, code: str, token: str) -> None:
     """Skip callback: the item goes to the end of this rater's queue."""
     view = _shown(token)

@@ -15,7 +15,7 @@ import polars as pl
 import streamlit as st
 
 from core import charts, gt_views, ui
-from core.errors import WorkbenchError
+from core.errors import DataError, LockError, WorkbenchError
 from core.ground_truth import k_label, verdict_changes
 from core.overrides import add_override
 from core.tasks import get_task, task_ids
@@ -130,6 +130,10 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     ks = gt_views.parse_ks([*DEFAULT_KS, k_text])
     try:
         frame = cache.gt_frame(ws, dataset, task, st.session_state.get(K_JUDGE), st.session_state[K_DEF], ks)
+    except (DataError, LockError) as exc:  # a broken judgment or override file: no other judge helps
+        show(st.error, "Cannot trace {task}: {why}. Home lists the workspace's unreadable files.", task=task,
+             why=str(exc))
+        return None
     except (WorkbenchError, ValueError) as exc:
         st.error(f"{exc}. Pick a judge below.")
         st.session_state[K_JUDGE] = st.session_state.get(K_JUDGE) or judges[0]

@@ -10,10 +10,9 @@ import pytest
 
 from core.jobs import read_job, start_job
 from core.judging.job import JOB_KIND
-from tests.app.job_helpers import wait_for_job
 from tests.app.test_gt_pages import _gt
 from tests.core.conftest import build_judging_dataset
-from tests.llm_server import LLMServer, heuristic_responder
+from tests.job_helpers import slow_judge_llm, wait_for_job
 
 
 def _progress_texts(at) -> list[str]:
@@ -26,12 +25,7 @@ def _plain(elements) -> str:
 
 @pytest.fixture()
 def slow_llm(monkeypatch):
-    with LLMServer(heuristic_responder) as server:
-        server.delay_all = 0.4
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("WORKBENCH_JUDGE_MODEL", "gpt-4o-mini")
-        yield server
+    yield from slow_judge_llm(monkeypatch, 0.4)
 
 
 def test_gt_page_follows_a_running_judging_job_then_cancel_resume_and_finish(app_factory, workspace, slow_llm):

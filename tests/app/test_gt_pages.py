@@ -12,8 +12,8 @@ import pytest
 
 from core.ground_truth import FORMULAS
 from core.overrides import list_overrides
-from tests.app.job_helpers import wait_for_job
 from tests.core.test_gt_views import CALM, DATASET, FLIP, MILD, TASK, build_gt_workspace
+from tests.job_helpers import wait_for_job
 
 GT, TRACE = "app_pages/ground_truth.py", "app_pages/trace.py"
 ALLOWED_TAGS = {"div", "span", "mark", "style"}

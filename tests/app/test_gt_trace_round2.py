@@ -14,9 +14,9 @@ import pytest
 
 from core.variants import constants_sha256, load_variant, save_variant
 from core.workspace import Workspace
-from tests.app.job_helpers import wait_for_job
 from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _gt, _trace
 from tests.core.test_gt_views import FLIP, MILD, build_gt_workspace
+from tests.job_helpers import wait_for_job
 
 EIGHT_KS = ["25", "50", "75", "80", "100", "150", "200", "all"]
 

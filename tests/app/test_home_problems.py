@@ -57,3 +57,20 @@ def test_home_overview_is_cached_and_follows_writes(app_factory, small_demo, tmp
 def _headers(at) -> list[str]:
     """The subheader above each dataframe of Home, in order (the problems table has none)."""
     return [s.value for s in at.subheader if s.value != "Pages"]
+
+
+def test_a_broken_override_file_is_named_on_trace_gt_and_home(app_factory, small_demo, tmp_path):
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root)
+    path = root / "overrides" / "demo" / "G1a.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"override_id": "a"\n{"override_id": "b"}\n', encoding="utf-8")
+    at = app_factory(root).run()
+    problems = dict(zip(at.dataframe[0].value["file"], at.dataframe[0].value["problem"], strict=True))
+    assert problems["overrides/demo/G1a.jsonl"].startswith("line 1: not valid JSON")
+    for page in ("app_pages/trace.py", "app_pages/ground_truth.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (page, at.exception)
+        [error] = at.error  # one line naming the file, not a page behaving as if there were no overrides
+        shown = error.value.replace("\\", "")  # Trace escapes markdown in the message
+        assert "overrides/demo/G1a.jsonl:1: not valid JSON" in shown, (page, shown)

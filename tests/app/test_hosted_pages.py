@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 
 import pytest
 from sqlalchemy import select
@@ -233,3 +234,90 @@ def test_locally_a_page_error_is_shown_in_full(app_factory, ws_copy, monkeypatch
     monkeypatch.delenv("WORKBENCH_MODE", raising=False)
     at = app_factory(ws_copy).run()
     assert at.exception
+
+
+def _downloads_script():
+    import streamlit as st
+
+    from core.ui import hosting
+
+    built = st.session_state.setdefault("built", [])
+    data, refusal = hosting.limited_download(lambda: built.append("x") or b"export")
+    st.session_state["refusals"] = [refusal]
+    for _ in range(st.session_state.get("clicks", 0)):  # what Streamlit's download thread does per click
+        try:
+            data()
+        except hosting.RateLimitedError as exc:
+            st.session_state["refusals"].append(str(exc))
+    st.session_state["clicks"] = 0
+
+
+def test_export_downloads_are_built_on_click_and_rate_limited_per_session(monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    _mode(monkeypatch, "demo", WORKBENCH_RATE_LIMIT_DOWNLOAD="2/600")
+    at = AppTest.from_function(_downloads_script).run()
+    assert at.session_state["built"] == [] and at.session_state["refusals"] == [None]  # nothing built unasked
+    at.session_state["clicks"] = 3
+    at.run()
+    refused = at.session_state["refusals"]
+    assert at.session_state["built"] == ["x", "x"]  # the third click built nothing
+    assert refused[0] is None and re.fullmatch(r"Too many requests \(download\) in this session: try again in \d+ s\.",
+                                               refused[1])
+    at.run()  # the next rerun disables the button with the reason
+    assert at.session_state["refusals"][0].startswith("Too many requests (download)")
+    monkeypatch.setenv("WORKBENCH_MODE", "local")  # locally: no limit, the build itself
+    at.session_state["clicks"] = 3
+    at.run()
+    assert at.session_state["built"] == ["x"] * 5 and at.session_state["refusals"] == [None]
+
+
+def test_a_spent_download_limit_disables_the_gt_export_with_the_reason(app_factory, small_demo, monkeypatch):
+    _mode(monkeypatch, "demo", WORKBENCH_RATE_LIMIT_DOWNLOAD="1/600")
+    at = _open(app_factory, small_demo, GT)
+    assert not at.get("download_button")[0].proto.disabled
+    bucket = at.session_state["hosted.download_buckets"]["download"].bucket
+    assert bucket.take(time.monotonic())  # the one token, spent as a click's build does
+    at.run()
+    button = at.get("download_button")[0].proto
+    assert button.disabled and button.help.startswith("Too many requests (download) in this session")
+    assert any(c.value.startswith("Too many requests (download)") for c in at.caption)
+
+
+def test_an_error_in_a_button_callback_shows_one_line_with_a_reference(app_factory, ws_copy, monkeypatch, caplog):
+    import sqlite3
+
+    _mode(monkeypatch, "demo", OPENAI_API_KEY="sk-logged-never-111")
+    at = _open(app_factory, ws_copy, LABELING)
+    at.text_input(key="labeling.code_input").input("visitor_2")
+    at.button(key="labeling.start").click().run()
+    with sqlite3.connect(ws_copy / "labels.sqlite") as db:  # the label store refuses the next write
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON ratings "
+                   "BEGIN SELECT RAISE(ABORT, 'disk full near sk-logged-never-111'); END")
+    next(s for s in at.slider if s.key.startswith("labeling.score.")).set_value(0.4).run()
+    at.button(key="labeling.submit").click().run()  # Submit's on_click callback writes the rating
+    assert not at.exception, at.exception  # not Streamlit's redacted exception box
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and re.fullmatch(r"Something went wrong with that action \(reference [0-9a-f]{8}\); the "
+                                             r"details are in the server log\.", errors[0]), errors
+    ref = re.search(r"reference ([0-9a-f]{8})", errors[0]).group(1)
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "workbench.app")
+    assert f"callback error in submit, reference {ref}" in logged and "Traceback" in logged
+    assert "sk-logged-never-111" not in logged
+    assert any(s.key.startswith("labeling.score.") for s in at.slider)  # the page goes on: the item is still there
+    at.run()
+    assert not at.error  # the line is shown once
+
+
+def test_locally_an_error_in_a_button_callback_is_shown_in_full(app_factory, ws_copy, monkeypatch):
+    import sqlite3
+
+    monkeypatch.delenv("WORKBENCH_MODE", raising=False)
+    at = _open(app_factory, ws_copy, LABELING)
+    at.text_input(key="labeling.code_input").input("visitor_3")
+    at.button(key="labeling.start").click().run()
+    with sqlite3.connect(ws_copy / "labels.sqlite") as db:
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON ratings BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    next(s for s in at.slider if s.key.startswith("labeling.score.")).set_value(0.4).run()
+    at.button(key="labeling.submit").click().run()
+    assert at.exception and "disk full" in at.exception[0].message

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 
 import polars as pl
 import pytest
 
+from core.workspace import Workspace
 from tests.llm_server import llm_server  # noqa: F401 - re-exported as a fixture
 
 # Review texts of the judging datasets: the first ones match G1a keywords, the last do not.
@@ -64,3 +66,12 @@ def store(tmp_path):
     s.ensure_schema()
     yield s
     s.dispose()
+
+
+@pytest.fixture()
+def demo_ws(small_demo, tmp_path) -> Workspace:
+    """A private copy of the small demo (12 restaurants × 200 reviews, GT files for K 25..200), without
+    its runs, jobs and response cache."""
+    target = tmp_path / "ws"
+    shutil.copytree(small_demo, target, ignore=shutil.ignore_patterns("runs", "jobs", "cache"))
+    return Workspace(target)

@@ -157,3 +157,18 @@ def test_model_answers_with_a_failure_recorded_on_the_sample(tmp_path):
         assert all("error" not in s for s in report["sample_results"])
         body = json.dumps(server.log)
         assert "EXPECTED_ANSWER" not in body
+
+
+def test_endpoint_embeddings_are_kept_in_the_response_cache(llm_server, tmp_path):  # noqa: F811
+    from core.llm import ResponseCache
+
+    client = openai.OpenAI(base_url=llm_server.base_url, api_key="test", max_retries=0)
+    texts = ["konto 1500 kundefordringer", "konto 2400", ""]
+    path = tmp_path / "cache" / "llm.jsonl"
+    first = OpenAIEmbedder(client, "test-embedding", ResponseCache(path)).embed(texts)
+    assert llm_server.embedding_inputs == ["konto 1500 kundefordringer", "konto 2400", " "]
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 1  # the batch, on disk once it arrived
+    again = OpenAIEmbedder(client, "test-embedding", ResponseCache(path)).embed(texts)  # a rerun (a new process)
+    assert llm_server.embedding_inputs == ["konto 1500 kundefordringer", "konto 2400", " "]  # nothing asked again
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first[0], word_hash_embedding(texts[0]), rtol=1e-6)

@@ -87,6 +87,7 @@ def test_broken_workspace_files_are_listed_with_the_reason(ws):
     judgments.mkdir(parents=True)
     (judgments / "judge.jsonl").write_text('{"idx": 0}\n{"idx": 1, "fiel\n{"idx": 2}\n')
     (judgments / "other.jsonl").write_text('{"idx": 0}\n{"idx": 1, "fiel')
+    (judgments / "_settings.json").write_text('{"gt_judge": ')  # the GT judge choice every read consults
     (ws.root / "jobs").mkdir()
     (ws.root / "jobs" / "j1.json").write_text("[]")
     (ws.root / "cache").mkdir()
@@ -100,11 +101,12 @@ def test_broken_workspace_files_are_listed_with_the_reason(ws):
     assert table["runs/r1/results.json"]["problem"].startswith("line 1: not valid JSON")
     assert table["judgments/d/G1a/judge.jsonl"]["problem"].startswith("line 2: not valid JSON")
     assert table["jobs/j1.json"]["problem"] == "expected a JSON object, got list"
+    assert table["judgments/d/G1a/_settings.json"]["problem"].startswith("line 1: not valid JSON")
     assert table["cache/llm.jsonl"]["problem"].startswith("line 2: not valid JSON")
     assert table["gold/history.jsonl"]["problem"] == "line 1: expected a JSON object, got int"
     torn = table["judgments/d/G1a/other.jsonl"]
     assert torn["kind"] == "note" and "1 line dropped" in torn["problem"]
-    assert [r["kind"] for r in table.values()] == ["error"] * 7 + ["note"]  # errors first
+    assert [r["kind"] for r in table.values()] == ["error"] * 8 + ["note"]  # errors first
     assert str(ws.root) not in " ".join(r["problem"] for r in table.values())  # paths relative to the workspace
 
 

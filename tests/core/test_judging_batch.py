@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.errors import WorkbenchError
+from core.errors import DataError, WorkbenchError
 from core.judging.batch import collect_batch, submit_batch
 from core.judging.batch_records import find_batch, pending_batch_keys, read_batches
 from core.judging.openai_judge import OpenAIJudge
@@ -136,3 +136,16 @@ def test_batch_mode_needs_a_single_model(workspace, judging_dataset, capsys):
     code = main(["--workspace", str(workspace.root), "judge", "--dataset", "d", "--judge", "heuristic",
                  "--mode", "batch"])
     assert code == 1 and "--mode batch needs --judge openai" in capsys.readouterr().err
+
+
+def test_collect_surfaces_a_broken_judgment_log(workspace, judging_dataset, llm_server):
+    judging_dataset("d")
+    llm_server.responder = heuristic_responder
+    judge = _judge(llm_server)
+    batch_id = submit_batch(plan_judging(workspace, "d", "G1a", judge), judge).batch["batch_id"]
+    assert collect_batch(workspace, batch_id, _factory(llm_server)).judged == 0  # still in progress
+    log = workspace.judgments_dir("d", "G1a") / f"{MODEL}.jsonl"
+    log.write_text("{broken\n", encoding="utf-8")  # damage before the results are appended
+    with pytest.raises(DataError, match=rf"{log.name}:1: not valid JSON"):
+        collect_batch(workspace, batch_id, _factory(llm_server))  # not a silent success
+    assert not read_batches(workspace, "d", "G1a")[0]["collected"]  # a later collect, once repaired, stores them

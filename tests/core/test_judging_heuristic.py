@@ -9,7 +9,7 @@ import time
 import polars as pl
 import pytest
 
-from core.errors import WorkbenchError
+from core.errors import IndexMissingError, WorkbenchError
 from core.judging.heuristic import JUDGE_ID, V2, HeuristicJudge, judge_text, sentence_spans
 from core.judging.runner import execute_judging, plan_judging
 from core.judgment_files import read_extraction_log
@@ -176,7 +176,7 @@ def test_runner_needs_the_keyword_index(workspace, judging_dataset):
 
     judging_dataset()
     shutil.rmtree(workspace.index_dir("d"))
-    with pytest.raises(WorkbenchError, match="run python -m core index --dataset d first"):
+    with pytest.raises(IndexMissingError, match="no keyword index.*Judging needs the keyword index: run python -m core index --dataset d first"):
         plan_judging(workspace, "d", "G1a", HeuristicJudge(get_task("G1a")))
 
 

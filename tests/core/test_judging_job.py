@@ -20,17 +20,7 @@ from core.jobs import cancel_job, list_jobs, read_job, resume_job, start_job
 from core.judging.job import JOB_KIND
 from core.judgments import judged_keys
 from tests.core.conftest import build_judging_dataset
-from tests.llm_server import LLMServer, heuristic_responder
-
-
-def _wait(ws, job_id, statuses, timeout=90.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        record = read_job(ws, job_id)
-        if record["status"] in statuses:
-            return record
-        time.sleep(0.05)
-    raise AssertionError(f"job {job_id} still {read_job(ws, job_id)['status']}")
+from tests.job_helpers import slow_judge_llm, wait_for_status
 
 
 def _wait_judged(ws, job_id, n, timeout=60.0):
@@ -47,7 +37,7 @@ def test_offline_judge_job_finishes_in_its_own_process(workspace):
     matched = build_judging_dataset(workspace, "d", restaurants=2)  # 2 restaurants × 6 allergy reviews
     record = start_job(workspace, JOB_KIND, {"dataset": "d", "task": "G1a", "use_openai": False}, label="d/G1a")
     assert record["status"] == "starting" and record["pid"]
-    done = _wait(workspace, record["job_id"], ("finished", "failed"))
+    done = wait_for_status(workspace, record["job_id"], ("finished", "failed"))
     assert done["status"] == "finished", done.get("error")
     assert done["result"]["judge"] == "heuristic-v2" and done["result"]["judged"] == len(matched) == 12
     assert done["progress"] == {"done": 12, "total": 12, "message": "finished", "final": True}
@@ -55,7 +45,7 @@ def test_offline_judge_job_finishes_in_its_own_process(workspace):
     assert [j["job_id"] for j in list_jobs(workspace, "judge")] == [record["job_id"]]
     assert list_jobs(workspace, "run") == []
     again = start_job(workspace, JOB_KIND, {"dataset": "d", "task": "G1a", "use_openai": False})
-    assert _wait(workspace, again["job_id"], ("finished", "failed"))["result"]["skipped_already_judged"] == 12
+    assert wait_for_status(workspace, again["job_id"], ("finished", "failed"))["result"]["skipped_already_judged"] == 12
     with pytest.raises(WorkbenchError, match="is finished: nothing to resume"):
         resume_job(workspace, again["job_id"])
 
@@ -63,7 +53,7 @@ def test_offline_judge_job_finishes_in_its_own_process(workspace):
 def test_judge_job_with_a_bad_task_fails_with_the_reason(workspace):
     build_judging_dataset(workspace, "d", restaurants=1)
     record = start_job(workspace, JOB_KIND, {"dataset": "d", "task": "NoSuchTask", "use_openai": False})
-    failed = _wait(workspace, record["job_id"], ("finished", "failed"))
+    failed = wait_for_status(workspace, record["job_id"], ("finished", "failed"))
     assert failed["status"] == "failed" and "NoSuchTask" in failed["error"]
     assert list_jobs(workspace, "judge")[0]["error"] == failed["error"]
     assert not (workspace.root / "judgments" / "d" / "NoSuchTask").exists()
@@ -71,12 +61,7 @@ def test_judge_job_with_a_bad_task_fails_with_the_reason(workspace):
 
 @pytest.fixture()
 def slow_llm(monkeypatch):
-    with LLMServer(heuristic_responder) as server:
-        server.delay_all = 0.25
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("WORKBENCH_JUDGE_MODEL", "gpt-4o-mini")
-        yield server
+    yield from slow_judge_llm(monkeypatch, 0.25)
 
 
 def test_openai_judge_job_reports_progress_cancels_and_resumes_without_repeating_a_call(workspace, slow_llm):
@@ -88,7 +73,7 @@ def test_openai_judge_job_reports_progress_cancels_and_resumes_without_repeating
     assert 4 <= running["progress"]["done"] < 48 and "judging" in running["progress"]["message"]
     assert cancel_job(workspace, job_id)["status"] == "cancelling"
     assert read_job(workspace, job_id)["status"] in ("cancelling", "cancelled")
-    stopped = _wait(workspace, job_id, ("cancelled", "finished", "failed"))
+    stopped = wait_for_status(workspace, job_id, ("cancelled", "finished", "failed"))
     assert stopped["status"] == "cancelled" and stopped["result"]["cancelled"]
     first = stopped["result"]["judged"]
     assert 4 <= first < 48
@@ -97,7 +82,7 @@ def test_openai_judge_job_reports_progress_cancels_and_resumes_without_repeating
     assert len(judged_keys(workspace, "d", "G1a", "gpt-4o-mini")) == first
 
     assert resume_job(workspace, job_id)["status"] == "starting"
-    finished = _wait(workspace, job_id, ("finished", "failed", "cancelled"))
+    finished = wait_for_status(workspace, job_id, ("finished", "failed", "cancelled"))
     assert finished["status"] == "finished", finished.get("error")
     assert finished["result"]["judged"] == 48 - first and finished["result"]["skipped_already_judged"] == first
     assert not slow_llm.repeated_keys()  # no review asked twice across cancel and resume
@@ -115,7 +100,7 @@ def test_cli_lists_shows_cancels_and_resumes_jobs_of_both_kinds(workspace, slow_
     assert _wait_judged(workspace, job_id, 1)["status"] == "running"
     assert main(["--workspace", root, "jobs", "cancel", job_id]) == 0
     assert f"job {job_id}: cancelling" in capsys.readouterr().out
-    _wait(workspace, job_id, ("cancelled",))
+    wait_for_status(workspace, job_id, ("cancelled",))
     assert main(["--workspace", root, "jobs", "list", "--kind", "judge"]) == 0
     out = capsys.readouterr().out
     assert job_id in out and "judge" in out and "cancelled" in out and "d/G1a · LLM" in out
@@ -126,7 +111,7 @@ def test_cli_lists_shows_cancels_and_resumes_jobs_of_both_kinds(workspace, slow_
     assert shown["kind"] == "judge" and shown["status"] == "cancelled" and shown["args"]["use_openai"] is True
     assert main(["--workspace", root, "jobs", "resume", job_id]) == 0
     assert f"job {job_id}: starting" in capsys.readouterr().out
-    assert _wait(workspace, job_id, ("finished", "failed"))["status"] == "finished"
+    assert wait_for_status(workspace, job_id, ("finished", "failed"))["status"] == "finished"
     assert not slow_llm.repeated_keys()
     assert main(["--workspace", root, "jobs", "resume", job_id]) == 1
     assert "nothing to resume" in capsys.readouterr().err
@@ -137,12 +122,12 @@ def test_killed_judge_worker_reads_as_interrupted_and_its_resume_asks_only_what_
     record = start_job(workspace, JOB_KIND, {"dataset": "d", "task": "G1a", "use_openai": True})
     running = _wait_judged(workspace, record["job_id"], 4)
     os.kill(running["pid"], signal.SIGKILL)  # no clean-up at all: the calls in flight are lost
-    interrupted = _wait(workspace, record["job_id"], ("interrupted",))
+    interrupted = wait_for_status(workspace, record["job_id"], ("interrupted",))
     stored = len(judged_keys(workspace, "d", "G1a", "gpt-4o-mini"))
     assert 4 <= stored < 48 and interrupted["progress"]["done"] <= stored  # every answer received was stored
     asked_before = sum(slow_llm.requests_by_key.values())
     resume_job(workspace, record["job_id"])
-    done = _wait(workspace, record["job_id"], ("finished", "failed"))
+    done = wait_for_status(workspace, record["job_id"], ("finished", "failed"))
     assert done["status"] == "finished", done.get("error")
     assert done["result"]["skipped_already_judged"] == stored and done["result"]["judged"] == 48 - stored
     # the resume asked at most the reviews without a stored judgment: no finished call again. A call in

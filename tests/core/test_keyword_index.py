@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.datasets import import_dataset
 from core.db import Database
-from core.errors import UnknownNameError, WorkbenchError
+from core.errors import IndexMissingError, UnknownNameError
 from core.keyword_index import (
     build_index,
     index_stats,
@@ -156,14 +156,14 @@ def test_matched_reviews(workspace):
 
 def test_stale_and_missing_index(workspace):
     _tiny(workspace)
-    with pytest.raises(WorkbenchError, match="no keyword index.*python -m core index --dataset d"):
+    with pytest.raises(IndexMissingError, match="no keyword index.*python -m core index --dataset d"):
         matched_reviews(workspace, "d", "G1a")
     assert index_stats(workspace, "d") is None
     build_index(workspace, "d")
     # re-import with other reviews: the index no longer describes them
     write_dataset_replace(workspace)
     assert index_stats(workspace, "d")["current"] is False
-    with pytest.raises(WorkbenchError, match="out of date"):
+    with pytest.raises(IndexMissingError, match="out of date"):
         matched_reviews(workspace, "d", "G1a")
     assert build_index(workspace, "d")["tasks"]["G1a"]["matches"] == 1
     with pytest.raises(UnknownNameError, match="unknown dataset 'nope'"):

@@ -150,3 +150,31 @@ def test_addm_import_reports_unmapped_and_bad_values(workspace, tmp_path):
     other.write_text(json.dumps({"T": [], "U": []}))
     with pytest.raises(UnknownNameError, match="T, U"):
         import_addm_overrides(workspace, "nods", other, topic="G1_allergy")
+
+
+def test_add_without_judgments_records_an_empty_original(workspace):
+    small_dataset(workspace)  # nothing judged yet: there is no original to record
+    o = add_override(workspace, "d", "G1a", business_id="B1", idx=1, corrected={"incident_severity": "none"},
+                     reason="r", author="ana")
+    assert o["original"] == {}
+
+
+def test_add_with_a_broken_judgment_log_raises_naming_the_file(ws):
+    from core.judgment_store import judgment_path
+
+    log = judgment_path(ws, "d", "G1a", "heuristic-v1")
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    log.write_text(lines[0] + "{broken\n" + "".join(lines[1:]), encoding="utf-8")  # damage mid-log
+    with pytest.raises(DataError, match=rf"{log.name}:2: not valid JSON"):
+        add_override(ws, "d", "G1a", business_id="B1", idx=1, corrected={"incident_severity": "none"},
+                     reason="r", author="ana")
+    assert not ws.overrides_path("d", "G1a").exists()  # nothing recorded with a wrong (empty) original
+
+
+def test_a_broken_override_log_raises_where_judgments_are_loaded(ws):
+    path = ws.overrides_path("d", "G1a")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"override_id": "a"\n{"override_id": "b"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=rf"{path.name}:1: not valid JSON"):
+        load_judgments(ws, "d", "G1a")  # never silently as if there were no overrides
+    assert load_judgments(ws, "d", "G1a", apply_overrides=False).height == 3

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -22,14 +21,6 @@ from core.workspace import Workspace
 from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture()
-def demo_ws(small_demo, tmp_path) -> Workspace:
-    """A private copy of the small demo (12 restaurants × 200 reviews, GT files for K 25..200)."""
-    target = tmp_path / "ws"
-    shutil.copytree(small_demo, target, ignore=shutil.ignore_patterns("runs", "jobs", "cache"))
-    return Workspace(target)
 
 
 @pytest.fixture()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 
 import pytest
 
 from core.errors import DataError, WorkbenchError
-from core.jobs import cancel_job, list_jobs, read_job, resume_job, start_job
+from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.runs import RunConfig, import_run_file, list_runs, plan_run, run_status, show_run
-from core.workspace import Workspace
+from tests.job_helpers import wait_for_status
 from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 
@@ -67,28 +66,11 @@ def test_import_addm_results_and_bad_files(workspace, tmp_path):
     assert not (workspace.runs_dir / "other").exists()
 
 
-def _wait(ws, job_id, statuses, timeout=60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        record = read_job(ws, job_id)
-        if record["status"] in statuses:
-            return record
-        time.sleep(0.1)
-    raise AssertionError(f"job {job_id} still {read_job(ws, job_id)['status']}")
-
-
-@pytest.fixture()
-def demo_ws(small_demo, tmp_path) -> Workspace:
-    target = tmp_path / "ws"
-    shutil.copytree(small_demo, target, ignore=shutil.ignore_patterns("runs", "jobs", "cache"))
-    return Workspace(target)
-
-
 def test_run_job_in_its_own_process_finishes_with_progress(demo_ws):
     config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method="direct", k=25, run_id="job-run")
     record = start_job(demo_ws, "run", {"config": config.as_dict()}, label="direct K=25")
     assert record["pid"] and record["status"] == "starting"
-    done = _wait(demo_ws, record["job_id"], ("finished", "failed"))
+    done = wait_for_status(demo_ws, record["job_id"], ("finished", "failed"))
     assert done["status"] == "finished", done.get("error")
     assert done["progress"]["done"] == done["progress"]["total"] == 12
     assert run_status(demo_ws, "job-run")["status"] == "finished"
@@ -104,17 +86,17 @@ def test_run_job_cancel_then_resume(demo_ws, monkeypatch):
                            k=25, concurrency=1, run_id="cancelled-run")
         plan_run(config, demo_ws)  # a valid plan before launching
         record = start_job(demo_ws, "run", {"config": config.as_dict()})
-        _wait(demo_ws, record["job_id"], ("running",))
+        wait_for_status(demo_ws, record["job_id"], ("running",))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and not (demo_ws.runs_dir / "cancelled-run" / "samples.jsonl").exists():
             time.sleep(0.05)
         assert cancel_job(demo_ws, record["job_id"])["status"] == "cancelling"
-        stopped = _wait(demo_ws, record["job_id"], ("cancelled", "finished", "failed"))
+        stopped = wait_for_status(demo_ws, record["job_id"], ("cancelled", "finished", "failed"))
         assert stopped["status"] == "cancelled"
         assert run_status(demo_ws, "cancelled-run")["status"] == "cancelled"
         assert run_status(demo_ws, "cancelled-run")["done"] < 12
         resume_job(demo_ws, record["job_id"])
-        assert _wait(demo_ws, record["job_id"], ("finished", "failed"))["status"] == "finished"
+        assert wait_for_status(demo_ws, record["job_id"], ("finished", "failed"))["status"] == "finished"
         assert run_status(demo_ws, "cancelled-run")["done"] == 12
         assert not server.repeated_keys()  # no restaurant asked twice across cancel and resume
 

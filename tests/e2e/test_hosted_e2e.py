@@ -37,6 +37,7 @@ def _copy(small_demo: Path, target: Path) -> Path:
 def demo_server(small_demo, tmp_path_factory) -> Iterator[tuple[StreamlitServer, Path]]:
     root = _copy(small_demo, tmp_path_factory.mktemp("hosted-demo") / "ws")
     server = StreamlitServer(root, extra_env={"WORKBENCH_MODE": "demo", "WORKBENCH_RATE_LIMIT_LAUNCH": "1/600",
+                                              "WORKBENCH_RATE_LIMIT_DOWNLOAD": "2/600",
                                               "WORKBENCH_MODELS": "gpt-4o-mini", **SECRETS})
     yield server, root
     server.stop()
@@ -160,6 +161,28 @@ def test_only_the_offline_model_is_offered_and_launches_are_rate_limited(demo_se
     _checked_html(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "e2e-demo-runs-rate-limited.png"), full_page=True)
+
+
+def test_gt_exports_are_built_on_click_and_rate_limited(demo_server, page):
+    server, _ = demo_server
+    _visit(page, f"{server.url}/ground_truth", "Verdicts by K", hostile=False)
+    page.get_by_role("tab", name="Export").click()
+    button = page.get_by_test_id("stDownloadButton").get_by_role("button")
+    for n in (1, 2):
+        HOSTILE.append(f"download {n}")
+        with page.expect_download(timeout=30_000) as download:
+            button.click()
+        assert download.value.suggested_filename.endswith(".json")
+        assert Path(download.value.path()).read_bytes().lstrip().startswith(b"{")  # the GT document itself
+    HOSTILE.append("download 3")
+    button.click()  # over the limit: nothing is built, Streamlit says the file could not be made
+    page.get_by_text("Failed to generate file for download").wait_for(timeout=30_000)
+    page.get_by_text("ADDM groundtruth (by id)").click()  # any rerun: the button now says why it is off
+    page.get_by_text(re.compile(r"Too many requests \(download\) in this session")).first.wait_for(timeout=30_000)
+    assert button.is_disabled()
+    _checked_html(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "e2e-demo-gt-download-limited.png"), full_page=True)
 
 
 # -- team: sign-in, rate limit, roles ------------------------------------------------------------------
