@@ -121,7 +121,7 @@ def distribution_chart(dist: pl.DataFrame, verdicts: Sequence[str] | None = None
     )
     bars = base.mark_bar()
     labels = base.mark_text(dy=-7, fontSize=11).encode(text=alt.Text("count:Q"), color=alt.ColorValue("#343a40"))
-    return alt.layer(bars, labels).properties(height=260)
+    return alt.layer(bars, labels, height=260)
 
 
 def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: str | None = None,
@@ -158,7 +158,7 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
                  alt.Tooltip("score:Q", format=".2f", title="score"), alt.Tooltip("note:N", title=" ")],
     ).add_params(pick)
     text = base.mark_text(fontSize=10).encode(text=alt.Text("cell:N"), color=alt.Color("ink:N", scale=None))
-    return alt.layer(cells, text).properties(height=alt.Step(21), width="container")
+    return alt.layer(cells, text, height=alt.Step(21), width="container")
 
 
 Thresholds = Sequence[tuple[str, float]] | pl.DataFrame
@@ -224,7 +224,7 @@ def score_chart(series: pl.DataFrame, thresholds: Thresholds, *, title: str = ""
     labels = alt.Chart(series).mark_text(dy=-12, fontSize=11).encode(
         x=x, y=y, text=alt.Text("score:Q", format=".2f"))
     layers = [*_threshold_layers(thresholds, verdicts=verdicts, order=order), line, points, labels]
-    return alt.layer(*layers).properties(height=260, title=title).resolve_scale(color="shared")
+    return alt.layer(*layers, height=260, title=title, resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="shared")))
 
 
 def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.Chart:
@@ -239,10 +239,10 @@ def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | N
                         title=None, legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("version:N"), alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"), alt.Tooltip("count:Q")],
     )
-    layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text=alt.Text("count:Q")))
-    return layered.properties(height=190, width=125).facet(
-        column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None)
-    ).resolve_scale(y="independent")
+    layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text=alt.Text("count:Q")),
+                        height=190, width=125)
+    return layered.facet(column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None),
+                         resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")))
 
 
 def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame, thresholds: Thresholds,
@@ -266,4 +266,4 @@ def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame, thresholds
     layers = [*_threshold_layers(a, verdicts=verdicts, order=order)]
     if b.height and not b.equals(a):
         layers += _threshold_layers(b, dash=(1, 3), verdicts=verdicts, order=order)
-    return alt.layer(*layers, lines).properties(height=240).resolve_scale(color="independent")
+    return alt.layer(*layers, lines, height=240, resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")))

@@ -18,9 +18,9 @@ AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
 def _goal_rule(goal: float) -> AnyChart:
     data = pl.DataFrame({"goal": [goal], "label": [f"pass-rate goal {goal:.0%}"]}).to_pandas()
     base = alt.Chart(data).encode(y=alt.Y("goal:Q"))
-    rule = base.mark_rule(strokeDash=[6, 4], color="#495057").encode(tooltip=["label:N"])
+    rule = base.mark_rule(strokeDash=[6, 4], color="#495057").encode(tooltip=[alt.Tooltip("label:N")])
     text = base.mark_text(align="right", dx=-2, dy=-7, color="#495057", fontSize=11).encode(
-        text="label:N", x=alt.value("width"))
+        text=alt.Text("label:N"), x=alt.XValue("width"))
     return alt.layer(rule, text)
 
 
@@ -35,10 +35,10 @@ def breakdown_chart(frame: pl.DataFrame, *, goal: float, title: str) -> AnyChart
         y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]), title=None, axis=alt.Axis(format="%")),
         color=alt.Color("metric:N", scale=alt.Scale(domain=["overall score", "pass rate"], range=["#3b5bdb", "#2f9e44"]),
                         title=None, legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("group:N", title=title), "metric:N", alt.Tooltip("value:Q", format=".3f"),
+        tooltip=[alt.Tooltip("group:N", title=title), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".3f"),
                  alt.Tooltip("count:Q", title="samples")],
     )
-    return alt.layer(bars, _goal_rule(goal)).properties(height=240)
+    return alt.layer(bars, _goal_rule(goal), height=240)
 
 
 def status_chart(samples: pl.DataFrame) -> alt.Chart:
@@ -49,7 +49,7 @@ def status_chart(samples: pl.DataFrame) -> alt.Chart:
         x=alt.X("samples:Q", title="samples"),
         color=alt.Color("status:N", scale=STATUS_SCALE, title=None, legend=alt.Legend(orient="bottom")),
         order=alt.Order("status:N"),
-        tooltip=["task:N", "status:N", "samples:Q"],
+        tooltip=[alt.Tooltip("task:N"), alt.Tooltip("status:N"), alt.Tooltip("samples:Q")],
     ).properties(height=alt.Step(28))
 
 
@@ -68,10 +68,11 @@ def history_chart(history: pl.DataFrame, *, goal: float) -> AnyChart:
     points = base.mark_point(filled=True, size=90).encode(
         color=alt.Color("model:N", title="model", legend=alt.Legend(orient="bottom", columns=1, labelLimit=420)),
         shape=alt.Shape("metric:N", title=None),
-        tooltip=["report:N", "model:N", alt.Tooltip("accuracy_method:N", title="accuracy"), "metric:N",
+        tooltip=[alt.Tooltip("report:N"), alt.Tooltip("model:N"), alt.Tooltip("accuracy_method:N", title="accuracy"),
+                 alt.Tooltip("metric:N"),
                  alt.Tooltip("value:Q", format=".3f"), alt.Tooltip("time:T", format="%Y-%m-%d %H:%M")],
     )
-    return alt.layer(line, points, _goal_rule(goal)).properties(height=300)
+    return alt.layer(line, points, _goal_rule(goal), height=300)
 
 
 def compare_chart(frame: pl.DataFrame, *, label_a: str, label_b: str) -> AnyChart:
@@ -83,9 +84,9 @@ def compare_chart(frame: pl.DataFrame, *, label_a: str, label_b: str) -> AnyChar
         color=alt.Color("change:N", title="change", scale=alt.Scale(
             domain=["regression", "worse score", "same", "better score", "improvement"],
             range=["#e03131", "#ff8787", "#adb5bd", "#74c0fc", "#1971c2"])),
-        tooltip=["sample_id:N", "change:N", alt.Tooltip("overall_a:Q", format=".3f"),
-                 alt.Tooltip("overall_b:Q", format=".3f"), "question:N"],
+        tooltip=[alt.Tooltip("sample_id:N"), alt.Tooltip("change:N"), alt.Tooltip("overall_a:Q", format=".3f"),
+                 alt.Tooltip("overall_b:Q", format=".3f"), alt.Tooltip("question:N")],
     )
     diagonal = alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}).to_pandas()).mark_line(
-        color="#868e96", strokeDash=[4, 4]).encode(x="x:Q", y="y:Q")
-    return alt.layer(diagonal, points).properties(height=300, width=360)
+        color="#868e96", strokeDash=[4, 4]).encode(x=alt.X("x:Q"), y=alt.Y("y:Q"))
+    return alt.layer(diagonal, points, height=300, width=360)

@@ -41,10 +41,10 @@ def rater_values_chart(raters: list[str], scores: list[float], *, labels: tuple[
               axis=alt.Axis(values=[-1, -0.5, 0, 0.5, 1], labelExpr=expr, labelFlush=True, labelLimit=400, grid=True))
     base = alt.Chart(points).encode(x=x, y=alt.Y("rater:N", title=None, sort=None))
     dots = base.mark_circle(size=170, opacity=0.9, color="#3b5bdb").encode(
-        tooltip=["rater:N", alt.Tooltip("score:Q", format="+.2f")])
+        tooltip=[alt.Tooltip("rater:N"), alt.Tooltip("score:Q", format="+.2f")])
     values = base.mark_text(dx=16, fontSize=11, align="left", color="#495057").encode(
         text=alt.Text("score:Q", format="+.2f"))
-    return alt.layer(dots, values).properties(height=36 * max(1, len(raters)) + 50)
+    return alt.layer(dots, values, height=36 * max(1, len(raters)) + 50)
 
 
 def pair_scatter_chart(first: pl.DataFrame, rater_a: str, rater_b: str) -> AnyChart:
@@ -56,9 +56,9 @@ def pair_scatter_chart(first: pl.DataFrame, rater_a: str, rater_b: str) -> AnyCh
         color="#adb5bd", strokeDash=[4, 4]).encode(x=alt.X("a:Q", scale=_SCALE), y=alt.Y("b:Q", scale=_SCALE))
     dots = alt.Chart(pairs).mark_circle(size=70, opacity=0.6, color="#3b5bdb").encode(
         x=alt.X("a:Q", scale=_SCALE, title=rater_a), y=alt.Y("b:Q", scale=_SCALE, title=rater_b),
-        tooltip=["item_id:Q", alt.Tooltip("a:Q", title=rater_a, format="+.2f"),
+        tooltip=[alt.Tooltip("item_id:Q"), alt.Tooltip("a:Q", title=rater_a, format="+.2f"),
                  alt.Tooltip("b:Q", title=rater_b, format="+.2f")])
-    return alt.layer(diagonal, dots).properties(height=320, width=320)
+    return alt.layer(diagonal, dots, height=320, width=320)
 
 
 def rater_bias_chart(bias: pl.DataFrame) -> AnyChart:
@@ -73,9 +73,9 @@ def rater_bias_chart(bias: pl.DataFrame) -> AnyChart:
     zero = alt.Chart(pl.DataFrame({"x": [0.0]}).to_pandas()).mark_rule(color="#adb5bd").encode(
         x=alt.X("x:Q", scale=x_scale))
     bars = alt.Chart(data).mark_rule(strokeWidth=2, color="#3b5bdb").encode(
-        y=y, x=alt.X("ci_lo:Q", scale=x_scale, title="mean signed deviation from co-raters (95% CI)"), x2="ci_hi:Q")
+        y=y, x=alt.X("ci_lo:Q", scale=x_scale, title="mean signed deviation from co-raters (95% CI)"), x2=alt.X2("ci_hi:Q"))
     dots = alt.Chart(data).mark_circle(size=90, color="#3b5bdb").encode(
         y=y, x=alt.X("mean_signed_deviation:Q", scale=x_scale),
-        tooltip=["rater:N", "n:Q", alt.Tooltip("mean_signed_deviation:Q", format="+.3f"),
+        tooltip=[alt.Tooltip("rater:N"), alt.Tooltip("n:Q"), alt.Tooltip("mean_signed_deviation:Q", format="+.3f"),
                  alt.Tooltip("ci_lo:Q", format="+.3f"), alt.Tooltip("ci_hi:Q", format="+.3f")])
-    return alt.layer(zero, bars, dots).properties(height=40 * max(1, len(data)) + 70)
+    return alt.layer(zero, bars, dots, height=40 * max(1, len(data)) + 70)
