@@ -17,7 +17,7 @@ def confusion_heatmap(matrix: Sequence[Sequence[int]], labels: Sequence[str], *,
     """
     rows = [{"a": la, "b": lb, "n": int(matrix[i][j]), "agree": i == j}
             for i, la in enumerate(labels) for j, lb in enumerate(labels)]
-    data = pl.DataFrame(rows).to_pandas()
+    data = pl.DataFrame(rows)
     order = list(labels)
     base = alt.Chart(data).encode(
         x=alt.X("b:N", sort=order, title=b, axis=alt.Axis(labelAngle=-30, labelOverlap=False)),
@@ -32,7 +32,7 @@ def confusion_heatmap(matrix: Sequence[Sequence[int]], labels: Sequence[str], *,
         text=alt.Text("n:Q"),
         color=alt.ColorValue(**alt.condition("datum.n > 50", alt.value("white"), alt.value("#212529"))),
     )
-    return alt.layer(cells, text, title=title, height=34 * len(labels))
+    return alt.LayerChart(layer=[cells, text], title=title, height=34 * len(labels))
 
 
 def verdict_agreement_chart(verdicts: Sequence[dict[str, Any]]) -> alt.Chart:
@@ -41,7 +41,7 @@ def verdict_agreement_chart(verdicts: Sequence[dict[str, Any]]) -> alt.Chart:
              "order": 10**9 if v["k"] is None else v["k"],
              "agreement": None if v["verdict_agreement"] is None else 100 * v["verdict_agreement"],
              "differ": len(v["differing"])} for v in verdicts]
-    data = pl.DataFrame(rows).to_pandas()
+    data = pl.DataFrame(rows)
     k_order = [r["K"] for r in sorted(rows, key=lambda r: r["order"])]
     return (
         alt.Chart(data)
