@@ -121,7 +121,7 @@ def distribution_chart(dist: pl.DataFrame, verdicts: Sequence[str] | None = None
     )
     bars = base.mark_bar()
     labels = base.mark_text(dy=-7, fontSize=11).encode(text=alt.Text("count:Q"), color=alt.ColorValue("#343a40"))
-    return alt.layer(bars, labels).properties(height=260)
+    return alt.layer(bars, labels, height=260)
 
 
 def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: str | None = None,
@@ -158,7 +158,7 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
                  alt.Tooltip("score:Q", format=".2f", title="score"), alt.Tooltip("note:N", title=" ")],
     ).add_params(pick)
     text = base.mark_text(fontSize=10).encode(text=alt.Text("cell:N"), color=alt.Color("ink:N", scale=None))
-    return alt.layer(cells, text).properties(height=alt.Step(21), width="container")
+    return alt.layer(cells, text, height=alt.Step(21), width="container")
 
 
 Thresholds = Sequence[tuple[str, float]] | pl.DataFrame
@@ -208,7 +208,7 @@ def _threshold_layers(thresholds: Thresholds, *, dash: Sequence[int] = (4, 4),
 
 
 def score_chart(series: pl.DataFrame, thresholds: Thresholds, *, title: str = "",
-                verdicts: Sequence[str] | None = None) -> alt.Chart:
+                verdicts: Sequence[str] | None = None) -> alt.LayerChart:
     """One restaurant's score against K (points coloured by verdict) with the verdict thresholds:
     "score ≥" and "score ≤" pairs, or a ``gt_views.score_thresholds`` frame (per-K thresholds too)."""
     order = _k_sort(series["k_label"].to_list())
@@ -224,10 +224,11 @@ def score_chart(series: pl.DataFrame, thresholds: Thresholds, *, title: str = ""
     labels = alt.Chart(series).mark_text(dy=-12, fontSize=11).encode(
         x=x, y=y, text=alt.Text("score:Q", format=".2f"))
     layers = [*_threshold_layers(thresholds, verdicts=verdicts, order=order), line, points, labels]
-    return alt.layer(*layers).properties(height=260, title=title).resolve_scale(color="shared")
+    return alt.LayerChart(layer=layers, height=260, title=title,
+                          resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="shared")))
 
 
-def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.Chart:
+def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | None = None) -> alt.FacetChart:
     """Verdict counts per K, committed vs what-if side by side, one panel per verdict
     (independent y scales, so a move of one restaurant shows)."""
     order = _k_sort(compare["k_label"].to_list())
@@ -239,14 +240,14 @@ def whatif_distribution_chart(compare: pl.DataFrame, verdicts: Sequence[str] | N
                         title=None, legend=alt.Legend(orient="top")),
         tooltip=[alt.Tooltip("version:N"), alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"), alt.Tooltip("count:Q")],
     )
-    layered = alt.layer(base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(text=alt.Text("count:Q")))
-    return layered.properties(height=190, width=125).facet(
-        column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None)
-    ).resolve_scale(y="independent")
+    layered = alt.LayerChart(layer=[base.mark_bar(), base.mark_text(dy=-6, fontSize=10, color="#343a40").encode(
+        text=alt.Text("count:Q"))], height=190, width=125)
+    return layered.facet(column=alt.Column("verdict:N", sort=list(verdicts or VERDICTS), title=None),
+                         resolve=alt.Resolve(scale=alt.ScaleResolveMap(y="independent")))
 
 
 def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame, thresholds: Thresholds,
-                       whatif_thresholds: Thresholds | None = None, verdicts: Sequence[str] | None = None) -> alt.Chart:
+                       whatif_thresholds: Thresholds | None = None, verdicts: Sequence[str] | None = None) -> alt.LayerChart:
     """One restaurant's score against K, committed vs what-if, with both sets of thresholds
     (the what-if ones dotted when they differ)."""
     data = pl.concat([committed.with_columns(pl.lit("committed").alias("version")),
@@ -266,4 +267,5 @@ def whatif_score_chart(committed: pl.DataFrame, whatif: pl.DataFrame, thresholds
     layers = [*_threshold_layers(a, verdicts=verdicts, order=order)]
     if b.height and not b.equals(a):
         layers += _threshold_layers(b, dash=(1, 3), verdicts=verdicts, order=order)
-    return alt.layer(*layers, lines).properties(height=240).resolve_scale(color="independent")
+    return alt.LayerChart(layer=[*layers, lines], height=240,
+                          resolve=alt.Resolve(scale=alt.ScaleResolveMap(color="independent")))

@@ -25,7 +25,7 @@ def pr_chart(curves: pl.DataFrame) -> AnyChart:
         x=alt.X("recall:Q", scale=alt.Scale(domain=[0, 1]), title="recall"),
         y=alt.Y("precision:Q", scale=alt.Scale(domain=[0, 1.02]), title="precision"),
         color=alt.Color("threshold:N", title=None, legend=alt.Legend(orient="top")),
-        tooltip=["threshold:N", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("precision:Q", format=".3f")],
+        tooltip=[alt.Tooltip("threshold:N"), alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("precision:Q", format=".3f")],
     ).properties(height=300, title="Precision–recall per threshold")
 
 
@@ -41,13 +41,13 @@ def components_chart(frame: pl.DataFrame) -> AnyChart:
     y = alt.Y("component:N", sort=list(frame["component"]), title=None, axis=alt.Axis(labelLimit=200))
     bars = alt.Chart(data).mark_bar(color="#3b5bdb").encode(
         x=alt.X("value_pct:Q", scale=alt.Scale(domain=[0, 100]), title="score (%)"), y=y,
-        tooltip=["component:N", alt.Tooltip("value_pct:Q", format=".1f", title="score %"),
+        tooltip=[alt.Tooltip("component:N"), alt.Tooltip("value_pct:Q", format=".1f", title="score %"),
                  alt.Tooltip("weight:Q", format=".0%"), alt.Tooltip("effective_weight:Q", format=".1%",
                                                                     title="weight after redistribution")])
     text = alt.Chart(data).mark_text(align="left", dx=4, fontSize=11).encode(
-        x=alt.X("value_pct:Q", impute=alt.ImputeParams(value=0)), y=y, text="label:N")
-    rule = alt.Chart(pl.DataFrame({"x": [TARGET_PCT]})).mark_rule(strokeDash=[4, 4], color="#868e96").encode(x="x:Q")
-    return alt.layer(bars, text, rule).properties(height=alt.Step(30))
+        x=alt.X("value_pct:Q", impute=alt.ImputeParams(value=0)), y=y, text=alt.Text("label:N"))
+    rule = alt.Chart(pl.DataFrame({"x": [TARGET_PCT]})).mark_rule(strokeDash=[4, 4], color="#868e96").encode(x=alt.X("x:Q"))
+    return alt.layer(bars, text, rule, height=alt.Step(30))
 
 
 def confusion_chart(frame: pl.DataFrame, scale: list[str]) -> AnyChart:
@@ -58,9 +58,9 @@ def confusion_chart(frame: pl.DataFrame, scale: list[str]) -> AnyChart:
         y=alt.Y("gt_verdict:N", sort=scale, title="GT verdict"),
     )
     cells = base.mark_rect().encode(color=alt.Color("count:Q", scale=alt.Scale(scheme="blues", type="sqrt"), legend=None),
-                                    tooltip=["gt_verdict:N", "method_verdict:N", "count:Q"])
-    text = base.mark_text(fontSize=13).encode(text="count:Q", color=alt.value("#212529"))
-    return alt.layer(cells, text).properties(height=alt.Step(44), width=alt.Step(110))
+                                    tooltip=[alt.Tooltip("gt_verdict:N"), alt.Tooltip("method_verdict:N"), alt.Tooltip("count:Q")])
+    text = base.mark_text(fontSize=13).encode(text=alt.Text("count:Q"), color=alt.ColorValue("#212529"))
+    return alt.layer(cells, text, height=alt.Step(44), width=alt.Step(110))
 
 
 def comparison_chart(frame: pl.DataFrame) -> AnyChart:
@@ -68,13 +68,13 @@ def comparison_chart(frame: pl.DataFrame) -> AnyChart:
     data = frame.filter(pl.col("score_pct").is_not_null())
     base = alt.Chart(data).encode(y=alt.Y("run:N", title=None, axis=alt.Axis(labelLimit=260)))
     bars = base.mark_rule(strokeWidth=2, color="#495057").encode(
-        x=alt.X("low_pct:Q", title="score (%)", scale=alt.Scale(zero=False), axis=alt.Axis(format="~r")), x2="high_pct:Q")
+        x=alt.X("low_pct:Q", title="score (%)", scale=alt.Scale(zero=False), axis=alt.Axis(format="~r")), x2=alt.X2("high_pct:Q"))
     points = base.mark_circle(size=90, color="#3b5bdb", opacity=1).encode(
-        x="score_pct:Q", tooltip=["run:N", "metric:N", alt.Tooltip("score_pct:Q", format=".1f"),
+        x=alt.X("score_pct:Q"), tooltip=[alt.Tooltip("run:N"), alt.Tooltip("metric:N"), alt.Tooltip("score_pct:Q", format=".1f"),
                                   alt.Tooltip("low_pct:Q", format=".1f"), alt.Tooltip("high_pct:Q", format=".1f")])
-    return alt.layer(bars, points).properties(width=300, height=alt.Step(26)).facet(
-        facet=alt.Facet("metric:N", title=None, sort=["AUPRC", "Process", "Consistency", "Accuracy"]), columns=2
-    ).resolve_scale(x="independent")
+    return alt.layer(bars, points, width=300, height=alt.Step(26)).facet(
+        facet=alt.Facet("metric:N", title=None, sort=["AUPRC", "Process", "Consistency", "Accuracy"]), columns=2,
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")))
 
 
 def k_chart(frame: pl.DataFrame) -> AnyChart:
@@ -83,9 +83,10 @@ def k_chart(frame: pl.DataFrame) -> AnyChart:
     color = alt.Color("method:N", title="method", scale=alt.Scale(scheme="tableau10"), legend=alt.Legend(orient="top"))
     line = alt.Chart().mark_line(point=True).encode(
         x=x, y=alt.Y("score_pct:Q", title="score (%)", scale=alt.Scale(zero=False)), color=color,
-        tooltip=["method:N", "k:O", alt.Tooltip("score_pct:Q", format=".1f"), alt.Tooltip("low_pct:Q", format=".1f"),
+        tooltip=[alt.Tooltip("method:N"), alt.Tooltip("k:O"), alt.Tooltip("score_pct:Q", format=".1f"),
+                 alt.Tooltip("low_pct:Q", format=".1f"),
                  alt.Tooltip("high_pct:Q", format=".1f")])
     err = alt.Chart().mark_rule(strokeWidth=2, opacity=0.6).encode(
-        x=x, y=alt.Y("low_pct:Q", title="score (%)"), y2="high_pct:Q", color=color)
-    return alt.layer(err, line, data=frame).properties(width=300, height=200).facet(
+        x=x, y=alt.Y("low_pct:Q", title="score (%)"), y2=alt.Y2("high_pct:Q"), color=color)
+    return alt.layer(err, line, data=frame, width=300, height=200).facet(
         facet=alt.Facet("metric:N", title=None, sort=["AUPRC", "Process", "Consistency", "Accuracy"]), columns=2)

@@ -17,7 +17,7 @@ def confusion_heatmap(matrix: Sequence[Sequence[int]], labels: Sequence[str], *,
     """
     rows = [{"a": la, "b": lb, "n": int(matrix[i][j]), "agree": i == j}
             for i, la in enumerate(labels) for j, lb in enumerate(labels)]
-    data = pl.DataFrame(rows).to_pandas()
+    data = pl.DataFrame(rows)
     order = list(labels)
     base = alt.Chart(data).encode(
         x=alt.X("b:N", sort=order, title=b, axis=alt.Axis(labelAngle=-30, labelOverlap=False)),
@@ -25,14 +25,14 @@ def confusion_heatmap(matrix: Sequence[Sequence[int]], labels: Sequence[str], *,
     )
     cells = base.mark_rect().encode(
         color=alt.Color("n:Q", scale=alt.Scale(scheme="blues", type="symlog"), legend=None),
-        stroke=alt.condition("datum.agree", alt.value("#495057"), alt.value(None)),
+        stroke=alt.StrokeValue(**alt.condition("datum.agree", alt.value("#495057"), alt.value(None))),
         tooltip=[alt.Tooltip("a:N", title=a), alt.Tooltip("b:N", title=b), alt.Tooltip("n:Q", title="reviews")],
     )
     text = base.mark_text(fontSize=12).encode(
-        text="n:Q",
-        color=alt.condition("datum.n > 50", alt.value("white"), alt.value("#212529")),
+        text=alt.Text("n:Q"),
+        color=alt.ColorValue(**alt.condition("datum.n > 50", alt.value("white"), alt.value("#212529"))),
     )
-    return (cells + text).properties(title=title, height=34 * len(labels))
+    return alt.LayerChart(layer=[cells, text], title=title, height=34 * len(labels))
 
 
 def verdict_agreement_chart(verdicts: Sequence[dict[str, Any]]) -> alt.Chart:
@@ -41,7 +41,7 @@ def verdict_agreement_chart(verdicts: Sequence[dict[str, Any]]) -> alt.Chart:
              "order": 10**9 if v["k"] is None else v["k"],
              "agreement": None if v["verdict_agreement"] is None else 100 * v["verdict_agreement"],
              "differ": len(v["differing"])} for v in verdicts]
-    data = pl.DataFrame(rows).to_pandas()
+    data = pl.DataFrame(rows)
     k_order = [r["K"] for r in sorted(rows, key=lambda r: r["order"])]
     return (
         alt.Chart(data)
@@ -51,7 +51,7 @@ def verdict_agreement_chart(verdicts: Sequence[dict[str, Any]]) -> alt.Chart:
             y=alt.Y("agreement:Q", title="agreement %", scale=alt.Scale(zero=False)),
             color=alt.Color("definition:N", title="formula / policy",
                             legend=alt.Legend(orient="top") if len({r["definition"] for r in rows}) > 1 else None),
-            tooltip=[alt.Tooltip("definition:N", title="formula / policy"), "K:O",
+            tooltip=[alt.Tooltip("definition:N", title="formula / policy"), alt.Tooltip("K:O"),
                      alt.Tooltip("agreement:Q", format=".1f", title="agreement (%)"),
                      alt.Tooltip("differ:Q", title="restaurants that differ")],
         )

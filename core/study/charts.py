@@ -28,15 +28,16 @@ def group_means_chart(groups: list[dict[str, Any]]) -> alt.LayerChart:
     base = alt.Chart(frame).encode(
         y=alt.Y("row:N", sort=frame["row"].to_list(), title=None, axis=alt.Axis(labelLimit=360)),
         color=alt.Color("perspective:N", scale=PERSPECTIVE_SCALE, title="asked as", legend=alt.Legend(orient="top")),
-        tooltip=["model_id:N", "perspective:N", "n:Q", alt.Tooltip("mean:Q", format="+.3f"),
+        tooltip=[alt.Tooltip("model_id:N"), alt.Tooltip("perspective:N"), alt.Tooltip("n:Q"),
+                 alt.Tooltip("mean:Q", format="+.3f"),
                  alt.Tooltip("ci_low:Q", format="+.3f", title="95% CI low"),
                  alt.Tooltip("ci_high:Q", format="+.3f", title="95% CI high")],
     )
     bars = base.mark_rule(strokeWidth=2).encode(
         x=alt.X("ci_low:Q", scale=SCORE_SCALE, title="mean score (−1 sides with tenant · +1 sides with landlord)"),
-        x2="ci_high:Q")
+        x2=alt.X2("ci_high:Q"))
     points = base.mark_point(filled=True, size=90).encode(x=alt.X("mean:Q", scale=SCORE_SCALE))
-    zero = alt.Chart(pl.DataFrame({"x": [0.0]})).mark_rule(color="#adb5bd", strokeDash=[4, 4]).encode(x="x:Q")
+    zero = alt.Chart(pl.DataFrame({"x": [0.0]})).mark_rule(color="#adb5bd", strokeDash=[4, 4]).encode(x=alt.X("x:Q"))
     chart: alt.LayerChart = alt.LayerChart(layer=[zero, bars, points], height=alt.Step(26))
     return chart
 
@@ -52,13 +53,14 @@ def bland_altman_chart(points: list[dict[str, Any]], summary: dict[str, Any]) ->
         x=alt.X("mean:Q", scale=SCORE_SCALE, title="mean of scorer and human consensus"),
         y=alt.Y("diff:Q", scale=alt.Scale(domain=[-1.15 * reach, 1.15 * reach]), title="scorer − human"),
         color=alt.Color("perspective:N", scale=PERSPECTIVE_SCALE, title="asked as", legend=alt.Legend(orient="top")),
-        tooltip=["model_id:N", "perspective:N", "prompt_id:N", alt.Tooltip("mean:Q", format="+.2f"),
+        tooltip=[alt.Tooltip("model_id:N"), alt.Tooltip("perspective:N"), alt.Tooltip("prompt_id:N"),
+                 alt.Tooltip("mean:Q", format="+.2f"),
                  alt.Tooltip("diff:Q", format="+.2f")],
     )
     lines = pl.DataFrame({"y": [summary.get("bias"), summary.get("loa_low"), summary.get("loa_high")],
                           "what": ["bias", "95% limit", "95% limit"]}).drop_nulls()
     rules = alt.Chart(lines).mark_rule().encode(
-        y="y:Q", strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top")),
-        tooltip=["what:N", alt.Tooltip("y:Q", format="+.3f")])
+        y=alt.Y("y:Q"), strokeDash=alt.StrokeDash("what:N", title=None, legend=alt.Legend(orient="top")),
+        tooltip=[alt.Tooltip("what:N"), alt.Tooltip("y:Q", format="+.3f")])
     chart: alt.LayerChart = alt.LayerChart(layer=[dots, rules], height=300)
     return chart

@@ -12,6 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from core.cli import main
+from core.judging import charts
 from core.judging.compare import cohen_kappa, compare_fields, compare_judges, confusion
 from core.judgment_files import import_xnot_judgments
 
@@ -110,3 +111,31 @@ def test_cli_judges_compare(xnot_pair, capsys):
     code = main(["--workspace", str(ws.root), "--json", "judges", "compare", "--dataset", "x",
                  "--a", "gpt-5-nano", "--b", "gpt-5-nano"])
     assert code == 1 and "two different judges" in capsys.readouterr().err
+
+
+@pytest.mark.fixtures
+def test_compare_charts_of_the_xnot_pair(xnot_pair):
+    """The Compare judges charts: every confusion count in its cell with the diagonal outlined, and the
+    verdict agreement of each formula and policy at each K (a legend only with several of them)."""
+    ws, _ = xnot_pair
+    report = compare_judges(ws, "x", "G1a", "gpt-5-nano", "gpt-5-nano-edited", definitions=["v1", "v2"], ks=[None, 50])
+    for name, f in report["fields"].items():
+        spec = charts.confusion_heatmap(f["confusion"], f["labels"], a="gpt-5-nano", b="gpt-5-nano-edited",
+                                        title=name).to_dict()
+        (rows,) = spec["datasets"].values()
+        assert sum(r["n"] for r in rows) == report["n_both"] == 2173
+        assert {(r["a"], r["b"]): r["n"] for r in rows if r["n"]} == {
+            (la, lb): n for la, row in zip(f["labels"], f["confusion"], strict=True)
+            for lb, n in zip(f["labels"], row, strict=True) if n}
+        cells, text = spec["layer"]
+        assert cells["encoding"]["stroke"]["condition"]["test"] == "datum.agree"
+        assert text["encoding"]["text"]["field"] == "n" and spec["title"] == name
+    spec = charts.verdict_agreement_chart(report["verdicts"]).to_dict()
+    (rows,) = spec["datasets"].values()
+    assert {(r["definition"], r["K"]): r["agreement"] for r in rows} == {
+        (v["definition"], "all" if v["k"] is None else str(v["k"])): 100 * v["verdict_agreement"]
+        for v in report["verdicts"]}
+    assert {r["differ"] for r in rows if r["definition"] == "v1" and r["K"] == "all"} == {2}
+    assert spec["encoding"]["x"]["sort"] == ["50", "all"] and spec["encoding"]["color"]["legend"]["orient"] == "top"
+    single = charts.verdict_agreement_chart([v for v in report["verdicts"] if v["definition"] == "v1"]).to_dict()
+    assert single["encoding"]["color"]["legend"] is None

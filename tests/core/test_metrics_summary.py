@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from core import result_charts as rc
 from core.errors import DataError
 from core.files import read_json
 from core.metrics import score_results
@@ -115,3 +116,44 @@ def test_paired_differences_with_cached_sides_are_identical():
     frame = mv.comparison(runs, 0, n_boot=300)
     assert frame.equals(mv.comparison([run_summary(r) for r in runs], 0, n_boot=300, differences=diffs))
     assert frame.filter(pl.col("diff_pct").is_not_null()).height == 8
+
+
+def test_result_charts_carry_the_views_frames():
+    """The Results page charts, built from the views of synthetic runs scored at two K."""
+    def scored(method: str, noise: float, k: int) -> dict:
+        results, gt, texts = synthetic_run(60, seed=3, noise=noise, method=method, k=k, run_id=f"{method}_k{k}")
+        return score_results(results, gt=gt, review_texts=texts, n_boot=200)
+
+    runs = [scored("direct", 0.2, 50), scored("cot", 0.3, 50), scored("direct", 0.25, 25), scored("cot", 0.35, 25)]
+    run = runs[0]
+    pr = mv.pr_curves(run)
+    spec = rc.pr_chart(pr).to_dict()
+    (rows,) = spec["datasets"].values()
+    assert [(r["threshold"], r["recall"], r["precision"]) for r in rows] == list(pr.iter_rows())
+    assert spec["mark"]["interpolate"] == "step-after"
+
+    components = mv.components(run)
+    spec = rc.components_chart(components).to_dict()
+    rows, target = sorted(spec["datasets"].values(), key=len, reverse=True)
+    assert [r["component"] for r in rows] == components["component"].to_list()
+    assert all(r["label"].endswith(f"weight {round(100 * r['weight'])}%") for r in rows if r["value"] is not None)
+    assert spec["layer"][2]["mark"]["type"] == "rule" and target == [{"x": rc.TARGET_PCT}]
+
+    confusion = mv.confusion(run)
+    scale = list(run["verdict_scale"])
+    spec = rc.confusion_chart(confusion, scale).to_dict()
+    (rows,) = spec["datasets"].values()
+    assert sum(r["count"] for r in rows) == confusion["count"].sum() == 60
+    assert spec["layer"][0]["encoding"]["y"]["sort"] == scale
+
+    comparison = mv.comparison(runs[:2], 0, n_boot=200)
+    spec = rc.comparison_chart(comparison).to_dict()
+    (rows,) = spec["datasets"].values()
+    assert len(rows) == comparison.filter(pl.col("score_pct").is_not_null()).height
+    assert spec["resolve"]["scale"]["x"] == "independent" and spec["columns"] == 2
+
+    by_k = mv.scores_by_k(runs)
+    spec = rc.k_chart(by_k).to_dict()
+    (rows,) = spec["datasets"].values()
+    assert {(r["method"], r["k"]) for r in rows} == {("direct", 25), ("direct", 50), ("cot", 25), ("cot", 50)}
+    assert spec["facet"]["field"] == "metric"
