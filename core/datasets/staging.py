@@ -1,23 +1,25 @@
-"""Streaming import: checked chunks staged on disk, sorted bucket by bucket, written as one table.
+"""Streaming import: checked chunks held in memory or staged on disk, sorted, written as one table.
 
 An import never holds the whole source. The layouts' readers (:mod:`core.datasets.flat`,
 :mod:`core.datasets.scale`) check the source a chunk at a time and hand each chunk of reviews to a
-:class:`Stager`, which adds ``text_hash`` and appends the rows to one Parquet file per *bucket*:
-a range of business_ids, cut from the business file before the reviews are read (weighted by its
-``review_count``) so that each bucket holds about :data:`BUCKET_ROWS` reviews. Buckets follow each
-other in business_id order, so :meth:`Stager.finish` sorts one bucket at a time in memory (polars)
-and appends it to ``reviews.parquet``: the peak is a chunk or a bucket, not the file. A bucket that
+:class:`Stager`, which adds ``text_hash``. While the chunks fit in :data:`HOLD_BYTES` they stay in
+memory and :meth:`Stager.finish` sorts them at once (a source of up to ~1.4 M Yelp-like reviews is
+never written anywhere but the dataset). Past that the stager *spills*: every chunk goes to one
+Arrow IPC file per *bucket*, a range of business_ids cut from the business file before the reviews
+are read (weighted by its ``review_count``) so that each bucket holds about :data:`BUCKET_ROWS`
+reviews. Buckets follow each other in business_id order, so :meth:`Stager.finish` sorts one bucket
+at a time in memory (polars): the peak is the held chunks or a bucket, not the file. A bucket that
 came out too big to sort in memory (a skewed business file, a SCALE file, which cannot be cut in
 advance) is sorted by DuckDB with a memory limit, spilling to disk.
 
-Everything staged lives in a work folder inside the import's atomic staging folder, deleted before
-the dataset folder is renamed into place (and with it on any failure).
+The sorted frames stream into one polars Parquet sink (zstd, row groups of exactly
+:data:`REVIEW_ROW_GROUP` rows), which encodes and compresses on every core while the next bucket
+is sorted. Everything staged lives in a work folder inside the import's atomic staging folder,
+deleted before the dataset folder is renamed into place (and with it on any failure).
 """
 
 from __future__ import annotations
 
-import binascii
-import hashlib
 import math
 import shutil
 from collections.abc import Iterator
@@ -25,10 +27,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import polars as pl
+import polars_hash as plh
 import pyarrow as pa
+import pyarrow.dataset as pds
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
+from polars.io.plugins import register_io_source
 
 from core.datasets.schema import REVIEW_SCHEMA
 from core.progress import Progress, no_progress
@@ -39,9 +44,17 @@ REVIEW_ROW_GROUP = 32_768
 BUCKET_ROWS = 250_000
 # A staged bucket bigger than this (bytes on disk, uncompressed) is sorted by DuckDB, not in memory.
 MEMORY_SORT_BYTES = 512 << 20
+# Reviews (polars' estimate, text_hash included) held in memory before the stager spills them to
+# bucket files: a source below it (~1.4 M Yelp-like reviews) is sorted in memory, never staged.
+HOLD_BYTES = 1 << 30
+# Rows of a sorted frame handed to the Parquet sink at a time.
+WRITE_ROWS = 4 * REVIEW_ROW_GROUP
+# zstd level of reviews.parquet (Arrow's default level: fast, about 1/4 of the JSONL's size).
+ZSTD_LEVEL = 1
 DUCKDB_MEMORY = "1GB"
-_HASH_DIGEST = type(hashlib.sha256()).digest
-_ARROW_SCHEMA = pl.DataFrame(schema=REVIEW_SCHEMA).to_arrow().schema
+_STAGED_SCHEMA = {c: t for c, t in REVIEW_SCHEMA.items() if c != "dataset"}
+# sha256 of the UTF-8 text as 64 hex characters (Rust, on every core), cut to the first 16
+_TEXT_HASH = plh.col("text").chash.sha2_256().str.slice(0, 16).alias("text_hash")
 
 
 def text_hashes(texts: pl.Series) -> pl.Series:
@@ -50,33 +63,8 @@ def text_hashes(texts: pl.Series) -> pl.Series:
     >>> text_hashes(pl.Series(["", None])).to_list()
     ['e3b0c44298fc1c14', None]
     """
-    hashes = pl.from_arrow(arrow_text_hashes(texts.cast(pl.String).to_arrow()))
-    assert isinstance(hashes, pl.Series)
-    return hashes.cast(pl.String).alias("text_hash")
-
-
-def arrow_text_hashes(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """:func:`text_hashes` of an Arrow string array, as a ``large_string`` array.
-
-    The loop runs in C (``map`` over slices of the Arrow buffer, one hex conversion for all
-    digests): Python-level work per review would cost more than sha256 itself.
-    """
-    arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    if len(arr) == 0:
-        return pa.array([], type=pa.large_string())
-    _validity, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-    data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
-    slices = map(slice, offsets[:-1].tolist(), offsets[1:].tolist())
-    digests = b"".join(map(_HASH_DIGEST, map(hashlib.sha256, map(data.__getitem__, slices))))
-    firsts = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[:, :8]
-    hexes = binascii.hexlify(firsts.tobytes())
-    out_offsets = pa.py_buffer(np.arange(0, 16 * len(arr) + 1, 16, dtype=np.int64).tobytes())
-    validity = arr.is_valid().buffers()[1] if arr.null_count else None
-    return pa.Array.from_buffers(pa.large_string(), len(arr), [validity, out_offsets, pa.py_buffer(hexes)],
-                                 null_count=arr.null_count)
+    frame = pl.DataFrame({"text": texts.cast(pl.String)})
+    return frame.select(_TEXT_HASH).to_series().cast(pl.String)
 
 
 def bucket_bounds(restaurants: pl.DataFrame, expected_rows: int) -> pl.Series:
@@ -97,7 +85,8 @@ def bucket_bounds(restaurants: pl.DataFrame, expected_rows: int) -> pl.Series:
 
 
 class Stager:
-    """Reviews staged in business_id buckets; :meth:`finish` writes the sorted table.
+    """Reviews held in memory, or staged in business_id buckets; :meth:`finish` writes the
+    sorted table.
 
     Args:
         work: an empty folder to stage in (deleted by the caller).
@@ -108,7 +97,10 @@ class Stager:
         self.work = work
         self.bounds = bounds
         self.rows = 0
-        self._writers: dict[int, pq.ParquetWriter] = {}
+        self.spilled = False  # the chunks went to bucket files
+        self._held: list[pl.DataFrame] = []  # hashed chunks, while they fit in HOLD_BYTES
+        self._held_bytes = 0
+        self._writers: dict[int, tuple[ipc.RecordBatchFileWriter, pa.Schema]] = {}
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._pending: Future[None] | None = None
 
@@ -116,7 +108,7 @@ class Stager:
     def add(self, frame: pl.DataFrame) -> None:
         """Stage checked reviews (columns of the review contract, without ``dataset``).
 
-        The hashing and writing run in a background thread while the caller reads the next
+        The hashing (and spilling) runs in a background thread while the caller reads the next
         chunk (one chunk at most in flight).
         """
         if not frame.height:
@@ -132,32 +124,34 @@ class Stager:
             pending.result()
 
     def _write(self, frame: pl.DataFrame) -> None:
-        # rows are moved in polars (its strings are views: a sort moves 16 bytes a row), then
-        # converted to Arrow once; the texts are hashed from that Arrow buffer
+        frame = frame.with_columns(_TEXT_HASH)
+        if not self.spilled:
+            size = int(frame.estimated_size())
+            if self._held_bytes + size <= HOLD_BYTES:
+                self._held.append(frame)
+                self._held_bytes += size
+                return
+            self.spilled = True
+            held, self._held, self._held_bytes = self._held, [], 0
+            for chunk in held:
+                self._spill(chunk)
+        self._spill(frame)
+
+    def _spill(self, frame: pl.DataFrame) -> None:
         if self.bounds is None or self.bounds.len() <= 1:
-            keys = None
+            parts = {0: frame}
         else:
             bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
-            frame = frame.with_columns(_bucket=bucket).sort("_bucket")
-            keys = frame["_bucket"].to_numpy()
-            frame = frame.drop("_bucket")
-        table = frame.to_arrow()
-        table = table.append_column("text_hash", arrow_text_hashes(table.column("text")))
-        if keys is None:
-            parts = [(0, table)]
-        else:
-            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            ends = np.r_[starts[1:], len(keys)]
-            parts = [(int(keys[a]), table.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
-        for key, part in parts:
-            writer = self._writers.get(key)
-            if writer is None:
+            split = frame.with_columns(_bucket=bucket).partition_by("_bucket", as_dict=True, include_key=False)
+            parts = {int(key[0]): part for key, part in split.items()}  # type: ignore[call-overload]
+        for key, part in sorted(parts.items()):
+            # polars' strings go to Arrow as string views: no copy, and IPC writes them as they are
+            table = part.to_arrow(compat_level=pl.CompatLevel.newest())
+            if key not in self._writers:
                 self.work.mkdir(parents=True, exist_ok=True)
-                # uncompressed, no dictionaries: staging is written once and read once, soon
-                writer = pq.ParquetWriter(self.work / f"bucket{key:06d}.parquet", part.schema, compression="none",
-                                          use_dictionary=False, write_statistics=False)
-                self._writers[key] = writer
-            writer.write_table(part.cast(writer.schema))
+                self._writers[key] = (ipc.new_file(self.work / f"bucket{key:06d}.arrow", table.schema), table.schema)
+            writer, schema = self._writers[key]
+            writer.write_table(table.cast(schema))
 
     def reset(self) -> None:
         """Drop everything staged (a reader that doubted its fast path starts over)."""
@@ -165,13 +159,14 @@ class Stager:
             self.wait()
         finally:
             self._close_writers()
-            for path in self.work.glob("bucket*.parquet"):
+            for path in self.work.glob("bucket*.arrow"):
                 path.unlink()
             self.rows = 0
+            self._held, self._held_bytes, self.spilled = [], 0, False
 
     def _close_writers(self) -> None:
         writers, self._writers = self._writers, {}
-        for writer in writers.values():
+        for writer, _schema in writers.values():
             writer.close()
 
     def close(self) -> None:
@@ -184,7 +179,7 @@ class Stager:
 
     # -- the sorted table ----------------------------------------------------------------------
     def _buckets(self) -> list[Path]:
-        return sorted(self.work.glob("bucket*.parquet"))
+        return sorted(self.work.glob("bucket*.arrow"))
 
     def _memory_sorted(self, path: Path, number: bool) -> pl.DataFrame | None:
         """One bucket's reviews in final order, sorted in memory; None when it is too big for that.
@@ -194,18 +189,18 @@ class Stager:
         """
         if path.stat().st_size > MEMORY_SORT_BYTES:
             return None
-        frame = pl.read_parquet(path)
-        return number_newest_first(frame) if number else frame.sort(["business_id", "idx"])
+        return _sorted(pl.read_ipc(path), number)
 
     def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pl.DataFrame]:
         spill = self.work / f"duckdb-{path.stem}"
         spill.mkdir()
-        out = self.work / f"sorted-{path.name}"
+        out = self.work / f"sorted-{path.stem}.parquet"
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
             con.execute(f"SET temp_directory = '{_sql_path(spill)}'")
-            columns = [c for c in _ARROW_SCHEMA.names if c != "dataset"]
+            con.register("staged", pds.dataset(path, format="ipc"))  # scanned, not loaded
+            columns = list(_STAGED_SCHEMA)
             if number:
                 idx = ("CAST(row_number() OVER (PARTITION BY business_id ORDER BY date DESC, review_id) - 1 "
                        "AS INTEGER) AS idx")
@@ -213,19 +208,40 @@ class Stager:
             else:
                 select = ", ".join(columns)
             con.execute(
-                f"COPY (SELECT {select} FROM read_parquet('{_sql_path(path)}') ORDER BY business_id, idx) "  # noqa: S608 - our own staged paths
+                f"COPY (SELECT {select} FROM staged ORDER BY business_id, idx) "  # noqa: S608 - our own columns and paths
                 f"TO '{_sql_path(out)}' (FORMAT parquet, COMPRESSION uncompressed)"
             )
         finally:
             con.close()
             shutil.rmtree(spill, ignore_errors=True)
         try:
-            for batch in pq.ParquetFile(out).iter_batches(batch_size=BUCKET_ROWS):
+            for batch in pq.ParquetFile(out).iter_batches(batch_size=WRITE_ROWS):
                 frame = pl.from_arrow(batch)
                 assert isinstance(frame, pl.DataFrame)
                 yield frame
         finally:
             out.unlink()
+
+    def _sorted_frames(self, number: bool) -> Iterator[pl.DataFrame]:
+        """The reviews in final order, a frame at a time (the next bucket is read and sorted,
+        outside the GIL, while this one is written)."""
+        if not self.spilled:
+            held, self._held, self._held_bytes = self._held, [], 0
+            if held:
+                frame = _sorted(pl.concat(held, rechunk=False), number)
+                del held
+                yield frame
+            return
+        buckets = self._buckets()
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            ahead = pool.submit(self._memory_sorted, buckets[0], number) if buckets else None
+            for done, path in enumerate(buckets):
+                assert ahead is not None
+                sorted_bucket = ahead.result()
+                ahead = pool.submit(self._memory_sorted, buckets[done + 1], number) if done + 1 < len(buckets) else None
+                yield from [sorted_bucket] if sorted_bucket is not None else self._duckdb_sorted(path, number)
+                del sorted_bucket
+                path.unlink()
 
     def finish(self, out: Path, dataset: str, *, number: bool, progress: Progress | None = None) -> pl.DataFrame:
         """Write the staged reviews, sorted by (business_id, idx), as zstd Parquet at ``out``.
@@ -238,25 +254,30 @@ class Stager:
         """
         progress = progress or no_progress
         self.close()
-        counts = []
-        buckets = self._buckets()
-        # the next bucket is read and sorted (outside the GIL) while this one is written
-        with _RowGroupWriter(out) as writer, ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(self._memory_sorted, buckets[0], number) if buckets else None
-            for done, path in enumerate(buckets):
-                progress(done, len(buckets), f"sorting and writing reviews ({done}/{len(buckets)} buckets)")
-                assert ahead is not None
-                sorted_bucket = ahead.result()
-                ahead = pool.submit(self._memory_sorted, buckets[done + 1], number) if done + 1 < len(buckets) else None
-                frames = [sorted_bucket] if sorted_bucket is not None else self._duckdb_sorted(path, number)
-                for frame in frames:
-                    counts.append(frame.group_by("business_id", maintain_order=True).len("n"))
-                    writer.write(_final(frame.to_arrow(), dataset))
-                del frames, sorted_bucket
-                path.unlink()
+        buckets = len(self._buckets()) if self.spilled else 1
+        progress(0, 1, "sorting and writing reviews" + (f" ({buckets} buckets)" if self.spilled else ""))
+        counts: list[pl.DataFrame] = []
+        final = [pl.lit(dataset, pl.String).alias("dataset") if c == "dataset" else pl.col(c).cast(t)
+                 for c, t in REVIEW_SCHEMA.items()]
+
+        def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None,
+                   batch_size: int | None) -> Iterator[pl.DataFrame]:
+            # called by the sink on one of its threads; the sink asks for every column, all rows
+            for frame in self._sorted_frames(number):
+                counts.append(frame.group_by("business_id", maintain_order=True).len("n"))
+                for first in range(0, frame.height, WRITE_ROWS):
+                    yield frame.slice(first, WRITE_ROWS).select(final)
+
+        register_io_source(source, schema=REVIEW_SCHEMA).sink_parquet(
+            out, compression="zstd", compression_level=ZSTD_LEVEL, statistics=True,
+            row_group_size=REVIEW_ROW_GROUP, maintain_order=True)
         if not counts:
             return pl.DataFrame(schema={"business_id": pl.String, "n": pl.UInt32})
         return pl.concat(counts).group_by("business_id").agg(pl.col("n").sum())
+
+
+def _sorted(frame: pl.DataFrame, number: bool) -> pl.DataFrame:
+    return number_newest_first(frame) if number else frame.sort(["business_id", "idx"])
 
 
 def number_newest_first(reviews: pl.DataFrame) -> pl.DataFrame:
@@ -265,41 +286,6 @@ def number_newest_first(reviews: pl.DataFrame) -> pl.DataFrame:
     return ordered.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("business_id"))
 
 
-def _final(table: pa.Table, dataset: str) -> pa.Table:
-    """The reviews table's columns, in order and type, with ``dataset`` filled in."""
-    name = pa.repeat(pa.scalar(dataset, pa.large_string()), table.num_rows)
-    columns = [name if c == "dataset" else table.column(c) for c in _ARROW_SCHEMA.names]
-    return pa.Table.from_arrays(columns, names=_ARROW_SCHEMA.names).cast(_ARROW_SCHEMA)
-
-
 def _sql_path(path: Path) -> str:
     # DDL and COPY take no parameters: only paths we built ourselves are quoted into them.
     return str(path).replace("'", "''")
-
-
-class _RowGroupWriter:
-    """Append frames to one zstd Parquet file in row groups of exactly :data:`REVIEW_ROW_GROUP`
-    rows (the last one excepted), whatever the frames' sizes."""
-
-    def __init__(self, path: Path) -> None:
-        # dictionaries only where values repeat (a dictionary of unique texts is built, then dropped)
-        self._writer = pq.ParquetWriter(path, _ARROW_SCHEMA, compression="zstd", write_statistics=True,
-                                        use_dictionary=["dataset", "business_id", "date", "user_id"])
-        self._pending: pa.Table | None = None
-
-    def __enter__(self) -> _RowGroupWriter:
-        return self
-
-    def write(self, table: pa.Table) -> None:
-        pending = table if self._pending is None else pa.concat_tables([self._pending, table])
-        while pending.num_rows >= REVIEW_ROW_GROUP:
-            self._writer.write_table(pending.slice(0, REVIEW_ROW_GROUP), row_group_size=REVIEW_ROW_GROUP)
-            pending = pending.slice(REVIEW_ROW_GROUP)
-        self._pending = pending
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if exc[0] is None and self._pending is not None and self._pending.num_rows:
-                self._writer.write_table(self._pending, row_group_size=REVIEW_ROW_GROUP)
-        finally:
-            self._writer.close()

@@ -44,8 +44,9 @@ def tables(ws, name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """Chunks of ~2 KB (a few reviews), buckets of ~20 reviews, row groups of 16 rows."""
+    """Chunks of ~2 KB (a few reviews) staged on disk, buckets of ~20 reviews, row groups of 16 rows."""
     monkeypatch.setattr(sources_module, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 0)
     monkeypatch.setattr(sources_module, "BATCH_ROWS", 7)
     monkeypatch.setattr(staging_module, "BUCKET_ROWS", 20)
     monkeypatch.setattr(staging_module, "REVIEW_ROW_GROUP", 16)
@@ -57,6 +58,7 @@ def test_chunks_and_buckets_give_the_one_chunk_tables(workspace, tmp_path, monke
     monkeypatch.setattr(sources_module, "BLOCK_BYTES", 2048)
     monkeypatch.setattr(staging_module, "BUCKET_ROWS", 20)
     monkeypatch.setattr(staging_module, "REVIEW_ROW_GROUP", 16)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 0)  # staged on disk
     calls = []
     real = Stager._write
     monkeypatch.setattr(Stager, "_write", lambda self, frame: calls.append(frame.height) or real(self, frame))
@@ -82,6 +84,7 @@ def test_duckdb_sort_of_an_oversized_bucket_gives_the_same_tables(workspace, tmp
     scale_path = fixtures_dir / "xnot/dataset_K25_subset.jsonl"
     import_dataset(workspace, "mem", review_path, business_path=business_path)
     import_dataset(workspace, "mem-scale", scale_path)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 0)  # staged on disk
     monkeypatch.setattr(staging_module, "MEMORY_SORT_BYTES", 0)  # every bucket is "too big"
     used = []
     real = Stager._duckdb_sorted
