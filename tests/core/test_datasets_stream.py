@@ -11,6 +11,8 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.datasets import import_dataset, scan_restaurants, scan_reviews, verify_dataset
 from core.datasets import sources as sources_module
@@ -183,3 +185,17 @@ def test_line_blocks_are_whole_lines_that_rebuild_the_file(tmp_path, block, cont
     blocks = list(sources_module.line_blocks(path, block))
     assert b"".join(blocks) == content
     assert all(b and b.endswith(b"\n") for b in blocks[:-1])
+
+
+_DATES = st.builds("{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}".format, st.sampled_from([1, 1969, 1970, 2020, 9999]),
+                   st.integers(1, 12), st.integers(1, 28), st.integers(0, 23), st.sampled_from([0, 59]), st.just(0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["b", "a", "c10", "c9", "é"]), st.sampled_from(["r1", "r2", "R", "r10"]), _DATES),
+                max_size=40))
+def test_number_newest_first_is_the_three_column_sort(rows):
+    frame = pl.DataFrame(rows, schema={"business_id": pl.String, "review_id": pl.String, "date": pl.String}, orient="row")
+    expected = frame.sort(["business_id", "date", "review_id"], descending=[False, True, False])
+    expected = expected.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("business_id"))
+    assert staging_module.number_newest_first(frame).equals(expected)
