@@ -3,14 +3,15 @@
 An import never holds the whole source. The layouts' readers (:mod:`core.datasets.flat`,
 :mod:`core.datasets.scale`) check the source a chunk at a time and hand each chunk of reviews to a
 :class:`Stager`, which adds ``text_hash``. While the chunks fit in :data:`HOLD_BYTES` they stay in
-memory and :meth:`Stager.finish` sorts them at once (a source of up to ~1.4 M Yelp-like reviews is
-never written anywhere but the dataset). Past that the stager *spills*: every chunk goes to one
-Arrow IPC file per *bucket*, a range of business_ids cut from the business file before the reviews
-are read (weighted by its ``review_count``) so that each bucket holds about :data:`BUCKET_ROWS`
-reviews. Buckets follow each other in business_id order, so :meth:`Stager.finish` sorts one bucket
-at a time in memory (polars): the peak is the held chunks or a bucket, not the file. A bucket that
-came out too big to sort in memory (a skewed business file, a SCALE file, which cannot be cut in
-advance) is sorted by DuckDB with a memory limit, spilling to disk.
+memory, and when the whole source did, :meth:`Stager.finish` sorts it at once (a source of up to
+~1.4 M Yelp-like reviews is written nowhere but the dataset). The chunks past that are *staged*:
+cut by *bucket*, a range of business_ids taken from the business file before the reviews are read
+(weighted by its ``review_count``) so that each bucket holds about :data:`BUCKET_ROWS` reviews,
+and appended to one Arrow IPC file per bucket. Buckets follow each other in business_id order, so
+:meth:`Stager.finish` sorts one bucket at a time in memory (polars): its file plus its rows among
+the held chunks. The peak is the held chunks plus a bucket, not the file. A bucket that came out
+too big to sort in memory (a skewed business file, a SCALE file, which cannot be cut in advance)
+is sorted by DuckDB with a memory limit, spilling to disk.
 
 The sorted frames stream into one polars Parquet sink (zstd, row groups of exactly
 :data:`REVIEW_ROW_GROUP` rows), which encodes and compresses on every core while the next bucket
@@ -99,7 +100,7 @@ class Stager:
         self.work = work
         self.bounds = bounds
         self.rows = 0
-        self.spilled = False  # the chunks went to bucket files
+        self.spilled = False  # chunks past HOLD_BYTES went to bucket files
         self._held: list[pl.DataFrame] = []  # hashed chunks, while they fit in HOLD_BYTES
         self._held_bytes = 0
         self._writers: dict[int, tuple[ipc.RecordBatchFileWriter, pa.Schema]] = {}
@@ -135,20 +136,8 @@ class Stager:
                 self._held.append(frame)
                 self._held_bytes += size
                 return
-            self.spilled = True
-            held, self._held, self._held_bytes = self._held, [], 0
-            for chunk in held:
-                self._spill(chunk)
-        self._spill(frame)
-
-    def _spill(self, frame: pl.DataFrame) -> None:
-        if self.bounds is None or self.bounds.len() <= 1:
-            parts = {0: frame}
-        else:
-            bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
-            split = frame.with_columns(_bucket=bucket).partition_by("_bucket", as_dict=True, include_key=False)
-            parts = {int(key[0]): part for key, part in split.items()}  # type: ignore[call-overload]
-        for key, part in sorted(parts.items()):
+            self.spilled = True  # the held chunks stay in memory; this one and the rest go to disk
+        for key, part in self._parts(frame).items():
             # as large_string: a string-view part would drag its whole chunk's buffers into the file
             table = part.to_arrow()
             if key not in self._writers:
@@ -156,6 +145,14 @@ class Stager:
                 self._writers[key] = (ipc.new_file(self.work / f"bucket{key:06d}.arrow", table.schema), table.schema)
             writer, schema = self._writers[key]
             writer.write_table(table.cast(schema))
+
+    def _parts(self, frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
+        """The rows of ``frame`` by bucket number."""
+        if self.bounds is None or self.bounds.len() <= 1:
+            return {0: frame}
+        bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
+        split = frame.with_columns(_bucket=bucket).partition_by("_bucket", as_dict=True, include_key=False)
+        return {int(key[0]): part for key, part in sorted(split.items())}  # type: ignore[call-overload]
 
     def reset(self) -> None:
         """Drop everything staged (a reader that doubted its fast path starts over)."""
@@ -185,34 +182,44 @@ class Stager:
     def _buckets(self) -> list[Path]:
         return sorted(self.work.glob("bucket*.arrow"))
 
-    def _memory_sorted(self, path: Path, number: bool) -> pl.DataFrame | None:
-        """One bucket's reviews in final order, sorted in memory; None when it is too big for that.
+    def _memory_sorted(self, path: Path | None, held: pl.DataFrame | None, number: bool) -> pl.DataFrame | None:
+        """One bucket's reviews (its file's and its held rows) in final order, sorted in memory;
+        None when it is too big for that.
 
         ``number``: sort newest first per business and assign idx (ties by review_id); else
         keep the idx the source gave.
         """
-        if path.stat().st_size > MEMORY_SORT_BYTES:
+        size = (path.stat().st_size if path is not None else 0) + (int(held.estimated_size()) if held is not None else 0)
+        if size > MEMORY_SORT_BYTES:
             return None
-        return _sorted(pl.read_ipc(path), number)
+        frames = ([held] if held is not None else []) + ([pl.read_ipc(path)] if path is not None else [])
+        return _sorted(pl.concat(frames), number)
 
-    def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pl.DataFrame]:
-        spill = self.work / f"duckdb-{path.stem}"
-        spill.mkdir()
-        out = self.work / f"sorted-{path.stem}.parquet"
+    def _duckdb_sorted(self, path: Path | None, held: pl.DataFrame | None, number: bool) -> Iterator[pl.DataFrame]:
+        name = path.stem if path is not None else f"held-{id(held)}"
+        spill = self.work / f"duckdb-{name}"
+        spill.mkdir(parents=True)
+        out = self.work / f"sorted-{name}.parquet"
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
             con.execute(f"SET temp_directory = '{_sql_path(spill)}'")
-            con.register("staged", pds.dataset(path, format="ipc"))  # scanned, not loaded
-            columns = list(_STAGED_SCHEMA)
+            staged = ", ".join(c for c in _STAGED_SCHEMA if c != "idx" or not number)
+            parts = []
+            if path is not None:
+                con.register("staged_file", pds.dataset(path, format="ipc"))  # scanned, not loaded
+                parts.append(f"SELECT {staged} FROM staged_file")  # noqa: S608 - our own columns
+            if held is not None:
+                con.register("staged_held", held.to_arrow())
+                parts.append(f"SELECT {staged} FROM staged_held")  # noqa: S608 - our own columns
             if number:
                 idx = ("CAST(row_number() OVER (PARTITION BY business_id ORDER BY date DESC, review_id) - 1 "
                        "AS INTEGER) AS idx")
-                select = ", ".join(idx if c == "idx" else c for c in columns)
+                select = ", ".join(idx if c == "idx" else c for c in _STAGED_SCHEMA)
             else:
-                select = ", ".join(columns)
+                select = ", ".join(_STAGED_SCHEMA)
             con.execute(
-                f"COPY (SELECT {select} FROM staged ORDER BY business_id, idx) "  # noqa: S608 - our own columns and paths
+                f"COPY (SELECT {select} FROM ({' UNION ALL '.join(parts)}) ORDER BY business_id, idx) "  # noqa: S608 - our own columns and paths
                 f"TO '{_sql_path(out)}' (FORMAT parquet, COMPRESSION uncompressed)"
             )
         finally:
@@ -229,23 +236,38 @@ class Stager:
     def _sorted_frames(self, number: bool) -> Iterator[pl.DataFrame]:
         """The reviews in final order, a frame at a time (the next bucket is read and sorted,
         outside the GIL, while this one is written)."""
+        held, self._held, self._held_bytes = self._held, [], 0
         if not self.spilled:
-            held, self._held, self._held_bytes = self._held, [], 0
             if held:
                 frame = _sorted(pl.concat(held), number)
                 del held
                 yield frame
             return
-        buckets = self._buckets()
+        # the held chunks join each bucket's file: only what came after them was staged
+        held_parts = self._parts(pl.concat(held)) if held else {}
+        del held
+        files = {int(path.stem.removeprefix("bucket")): path for path in self._buckets()}
+        keys = sorted(set(files) | set(held_parts))
         with ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(self._memory_sorted, buckets[0], number) if buckets else None
-            for done, path in enumerate(buckets):
+
+            def sort(i: int) -> Future[pl.DataFrame | None] | None:
+                if i >= len(keys):
+                    return None
+                return pool.submit(self._memory_sorted, files.get(keys[i]), held_parts.get(keys[i]), number)
+
+            ahead = sort(0)
+            for i, key in enumerate(keys):
                 assert ahead is not None
                 sorted_bucket = ahead.result()
-                ahead = pool.submit(self._memory_sorted, buckets[done + 1], number) if done + 1 < len(buckets) else None
-                yield from [sorted_bucket] if sorted_bucket is not None else self._duckdb_sorted(path, number)
+                ahead = sort(i + 1)
+                if sorted_bucket is None:
+                    yield from self._duckdb_sorted(files.get(key), held_parts.get(key), number)
+                else:
+                    yield sorted_bucket
                 del sorted_bucket
-                path.unlink()
+                held_parts.pop(key, None)
+                if key in files:
+                    files[key].unlink()
 
     def finish(self, out: Path, dataset: str, *, number: bool, progress: Progress | None = None) -> pl.DataFrame:
         """Write the staged reviews, sorted by (business_id, idx), as zstd Parquet at ``out``.
@@ -258,8 +280,7 @@ class Stager:
         """
         progress = progress or no_progress
         self.close()
-        buckets = len(self._buckets()) if self.spilled else 1
-        progress(0, 1, "sorting and writing reviews" + (f" ({buckets} buckets)" if self.spilled else ""))
+        progress(0, 1, "sorting and writing reviews" + (f" ({len(self._buckets())} buckets)" if self.spilled else ""))
         counts: list[pl.DataFrame] = []
         final = [pl.lit(dataset, pl.String).alias("dataset") if c == "dataset" else pl.col(c).cast(t)
                  for c, t in REVIEW_SCHEMA.items()]

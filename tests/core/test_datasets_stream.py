@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.datasets import import_dataset, scan_restaurants, scan_reviews, verify_dataset
+from core.datasets import scale as scale_module
 from core.datasets import sources as sources_module
 from core.datasets import staging as staging_module
 from core.datasets.staging import Stager, bucket_bounds, text_hashes
@@ -90,7 +91,8 @@ def test_duckdb_sort_of_an_oversized_bucket_gives_the_same_tables(workspace, tmp
     monkeypatch.setattr(staging_module, "MEMORY_SORT_BYTES", 0)  # every bucket is "too big"
     used = []
     real = Stager._duckdb_sorted
-    monkeypatch.setattr(Stager, "_duckdb_sorted", lambda self, path, number: used.append(number) or real(self, path, number))
+    monkeypatch.setattr(Stager, "_duckdb_sorted",
+                        lambda self, path, held, number: used.append(number) or real(self, path, held, number))
     import_dataset(workspace, "duck", review_path, business_path=business_path)
     import_dataset(workspace, "duck-scale", scale_path)
     assert used == [True, False]
@@ -99,6 +101,33 @@ def test_duckdb_sort_of_an_oversized_bucket_gives_the_same_tables(workspace, tmp
         assert ra.equals(rb) and va.equals(vb)
         assert pq.read_schema(workspace.dataset_dir(a) / "reviews.parquet").equals(
             pq.read_schema(workspace.dataset_dir(b) / "reviews.parquet"))
+
+
+@pytest.mark.fixtures
+@pytest.mark.parametrize("duckdb_sort", [False, True])
+def test_held_chunks_and_staged_ones_join_in_their_buckets(workspace, tmp_path, monkeypatch, fixtures_dir, duckdb_sort):
+    review_path, business_path = write_flat(tmp_path / "src", 300, 7)
+    scale_path = fixtures_dir / "xnot/dataset_K25_subset.jsonl"
+    import_dataset(workspace, "mem", review_path, business_path=business_path)
+    import_dataset(workspace, "mem-scale", scale_path)
+    monkeypatch.setattr(sources_module, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(scale_module, "STAGE_ROWS", 5)
+    monkeypatch.setattr(staging_module, "BUCKET_ROWS", 40)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 8_000)  # the first chunks stay in memory
+    if duckdb_sort:
+        monkeypatch.setattr(staging_module, "MEMORY_SORT_BYTES", 0)
+    spilled = []
+    real = Stager._sorted_frames
+    monkeypatch.setattr(Stager, "_sorted_frames", lambda self, number: spilled.append(
+        (bool(self._held), self.spilled, len(self._buckets()))) or real(self, number))
+    import_dataset(workspace, "part", review_path, business_path=business_path)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 100_000)  # a few restaurants' reviews
+    import_dataset(workspace, "part-scale", scale_path)
+    assert [(held, spill) for held, spill, _ in spilled] == [(True, True), (True, True)]
+    assert spilled[0][2] > 3  # several bucket files
+    for a, b in (("mem", "part"), ("mem-scale", "part-scale")):
+        (ra, va), (rb, vb) = tables(workspace, a), tables(workspace, b)
+        assert ra.equals(rb) and va.equals(vb)
 
 
 @pytest.mark.fixtures
