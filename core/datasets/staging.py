@@ -192,13 +192,7 @@ class Stager:
         size = (path.stat().st_size if path is not None else 0) + (int(held.estimated_size()) if held is not None else 0)
         if size > MEMORY_SORT_BYTES:
             return None
-        frames = [held] if held is not None else []
-        if path is not None:
-            # memory-mapped: polars takes the Arrow buffers as they are (pl.read_ipc copies them, 4x
-            # the CPU); the mapping outlives the file's unlink until the frame is written
-            staged = pl.from_arrow(ipc.open_file(pa.memory_map(str(path))).read_all())
-            assert isinstance(staged, pl.DataFrame)
-            frames.append(staged)
+        frames = ([held] if held is not None else []) + ([pl.read_ipc(path)] if path is not None else [])
         return _sorted(pl.concat(frames), number)
 
     def _duckdb_sorted(self, path: Path | None, held: pl.DataFrame | None, number: bool) -> Iterator[pl.DataFrame]:
