@@ -8,8 +8,10 @@ Generates synthetic flat Yelp files (``review.json`` + ``business.json``) in a t
 (written a chunk at a time: 5 M reviews are ~3 GB), then times, each import in its own child
 process whose peak memory (``ru_maxrss``) is reported:
 
-- import, streaming (the workbench): read and check in chunks, stage on disk, sort a bucket at a
-  time, store zstd Parquet with text_hash + sha256 lock;
+- import, streaming (the workbench): read and check in chunks, hold them in memory up to
+  ``HOLD_BYTES`` (1 GiB, ~1.4 M reviews) or else stage them on disk and sort a bucket at a time,
+  store zstd Parquet with text_hash + sha256 lock (at 1 M reviews this is the held path: pass
+  ``--n 5000000`` for the staged one);
 - import, in memory (the workbench's previous path, the baseline): the whole file read by polars,
   the same checks, one sort, one write; run on the first ``--baseline-n`` reviews when the full
   file would not fit, and the streaming import is then timed on that prefix too;

@@ -1,6 +1,6 @@
 """The flat Yelp layout (SPEC §1.2): ``review.json`` + ``business.json``, JSONL or Parquet.
 
-Reviews take the fast path: polars reads the file a chunk at a time (64 MB of lines, or 100,000
+Reviews take the fast path: polars reads the file a chunk at a time (16 MB of lines, or 100,000
 Parquet rows) with the source schema, and a handful of set-wise checks per chunk, plus one over
 64-bit hashes of every review_id for duplicates, decide whether it is clean. Polars says *that*
 something is wrong, not *where*, and it quietly turns a number into a string where a string is
@@ -44,6 +44,8 @@ _STRING_FIELDS = [f for f, t in SOURCE_SCHEMA.items() if t == pl.String()]
 _REQUIRED = ("business_id", "review_id", "date", "text")
 # Rows the checked loop stages at a time.
 CHECKED_ROWS = 100_000
+# A NUL or a replacement character, in one regex pass a column (see _suspicious).
+_SUSPICIOUS = "[\x00\ufffd]"
 # What polars makes of a non-string JSON value read into a string column: 5, true, [..], {..}.
 _STRINGIFIED = r"(?s)^(?:-?[0-9][0-9.eE+-]*|true|false|\[.*\]|\{.*\})$"
 
@@ -71,8 +73,7 @@ def _suspicious(frame: pl.DataFrame) -> bool:
     strings = [c for c, t in frame.schema.items() if t == pl.String]
     if not strings or not frame.height:
         return False
-    suspicious = pl.any_horizontal(pl.col(c).str.contains("\x00", literal=True)
-                                   | pl.col(c).str.contains("\ufffd", literal=True) for c in strings)
+    suspicious = pl.any_horizontal(pl.col(c).str.contains(_SUSPICIOUS) for c in strings)
     return bool(frame.select(suspicious.any()).item())
 
 

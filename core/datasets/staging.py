@@ -1,23 +1,26 @@
-"""Streaming import: checked chunks staged on disk, sorted bucket by bucket, written as one table.
+"""Streaming import: checked chunks held in memory or staged on disk, sorted, written as one table.
 
 An import never holds the whole source. The layouts' readers (:mod:`core.datasets.flat`,
 :mod:`core.datasets.scale`) check the source a chunk at a time and hand each chunk of reviews to a
-:class:`Stager`, which adds ``text_hash`` and appends the rows to one Parquet file per *bucket*:
-a range of business_ids, cut from the business file before the reviews are read (weighted by its
-``review_count``) so that each bucket holds about :data:`BUCKET_ROWS` reviews. Buckets follow each
-other in business_id order, so :meth:`Stager.finish` sorts one bucket at a time in memory (polars)
-and appends it to ``reviews.parquet``: the peak is a chunk or a bucket, not the file. A bucket that
-came out too big to sort in memory (a skewed business file, a SCALE file, which cannot be cut in
-advance) is sorted by DuckDB with a memory limit, spilling to disk.
+:class:`Stager`, which adds ``text_hash``. While the chunks fit in :data:`HOLD_BYTES` they stay in
+memory, and when the whole source did, :meth:`Stager.finish` sorts it at once (a source of up to
+~1.4 M Yelp-like reviews is written nowhere but the dataset). The chunks past that are *staged*:
+cut by *bucket*, a range of business_ids taken from the business file before the reviews are read
+(weighted by its ``review_count``) so that each bucket holds about :data:`BUCKET_ROWS` reviews,
+and appended to one Arrow IPC file per bucket. Buckets follow each other in business_id order, so
+:meth:`Stager.finish` sorts one bucket at a time in memory (polars): its file plus its rows among
+the held chunks. The peak is the held chunks plus a bucket, not the file. A bucket that came out
+too big to sort in memory (a skewed business file, a SCALE file, which cannot be cut in advance)
+is sorted by DuckDB with a memory limit, spilling to disk.
 
-Everything staged lives in a work folder inside the import's atomic staging folder, deleted before
-the dataset folder is renamed into place (and with it on any failure).
+The sorted frames stream into one polars Parquet sink (zstd, row groups of exactly
+:data:`REVIEW_ROW_GROUP` rows), which encodes and compresses on every core while the next bucket
+is sorted. Everything staged lives in a work folder inside the import's atomic staging folder,
+deleted before the dataset folder is renamed into place (and with it on any failure).
 """
 
 from __future__ import annotations
 
-import binascii
-import hashlib
 import math
 import shutil
 from collections.abc import Iterator
@@ -25,12 +28,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import polars as pl
+import polars_hash as plh
 import pyarrow as pa
+import pyarrow.dataset as pds
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
+from polars.io.plugins import register_io_source
 
-from core.datasets.schema import REVIEW_SCHEMA
+from core.datasets.schema import DATE_FORMAT, REVIEW_SCHEMA
 from core.progress import Progress, no_progress
 
 # Rows per final row group: DuckDB reads one restaurant's reviews from one or two of them.
@@ -39,9 +45,19 @@ REVIEW_ROW_GROUP = 32_768
 BUCKET_ROWS = 250_000
 # A staged bucket bigger than this (bytes on disk, uncompressed) is sorted by DuckDB, not in memory.
 MEMORY_SORT_BYTES = 512 << 20
+# Reviews (polars' estimate, text_hash included) held in memory before the stager spills them to
+# bucket files: a source below it (~1.4 M Yelp-like reviews) is sorted in memory, never staged.
+HOLD_BYTES = 1 << 30
+# Rows of a sorted frame handed to the Parquet sink at a time.
+WRITE_ROWS = 4 * REVIEW_ROW_GROUP
+# zstd level of reviews.parquet (Arrow's default level: fast, about 1/4 of the JSONL's size).
+ZSTD_LEVEL = 1
 DUCKDB_MEMORY = "1GB"
-_HASH_DIGEST = type(hashlib.sha256()).digest
-_ARROW_SCHEMA = pl.DataFrame(schema=REVIEW_SCHEMA).to_arrow().schema
+# number_newest_first's 64-bit sort key: the business's rank, then the date's shifted seconds
+_CODE_BITS, _DATE_BITS = 24, 40
+_STAGED_SCHEMA = {c: t for c, t in REVIEW_SCHEMA.items() if c != "dataset"}
+# sha256 of the UTF-8 text as 64 hex characters (Rust, on every core), cut to the first 16
+_TEXT_HASH = plh.col("text").chash.sha2_256().str.slice(0, 16).alias("text_hash")
 
 
 def text_hashes(texts: pl.Series) -> pl.Series:
@@ -50,33 +66,8 @@ def text_hashes(texts: pl.Series) -> pl.Series:
     >>> text_hashes(pl.Series(["", None])).to_list()
     ['e3b0c44298fc1c14', None]
     """
-    hashes = pl.from_arrow(arrow_text_hashes(texts.cast(pl.String).to_arrow()))
-    assert isinstance(hashes, pl.Series)
-    return hashes.cast(pl.String).alias("text_hash")
-
-
-def arrow_text_hashes(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
-    """:func:`text_hashes` of an Arrow string array, as a ``large_string`` array.
-
-    The loop runs in C (``map`` over slices of the Arrow buffer, one hex conversion for all
-    digests): Python-level work per review would cost more than sha256 itself.
-    """
-    arr = texts.combine_chunks() if isinstance(texts, pa.ChunkedArray) else texts
-    if arr.type != pa.large_string():
-        arr = arr.cast(pa.large_string())
-    if len(arr) == 0:
-        return pa.array([], type=pa.large_string())
-    _validity, offsets_buf, data_buf = arr.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[arr.offset : arr.offset + len(arr) + 1]
-    data = memoryview(data_buf) if data_buf is not None else memoryview(b"")
-    slices = map(slice, offsets[:-1].tolist(), offsets[1:].tolist())
-    digests = b"".join(map(_HASH_DIGEST, map(hashlib.sha256, map(data.__getitem__, slices))))
-    firsts = np.frombuffer(digests, dtype=np.uint8).reshape(-1, 32)[:, :8]
-    hexes = binascii.hexlify(firsts.tobytes())
-    out_offsets = pa.py_buffer(np.arange(0, 16 * len(arr) + 1, 16, dtype=np.int64).tobytes())
-    validity = arr.is_valid().buffers()[1] if arr.null_count else None
-    return pa.Array.from_buffers(pa.large_string(), len(arr), [validity, out_offsets, pa.py_buffer(hexes)],
-                                 null_count=arr.null_count)
+    frame = pl.DataFrame({"text": texts.cast(pl.String)})
+    return frame.select(_TEXT_HASH).to_series().cast(pl.String)
 
 
 def bucket_bounds(restaurants: pl.DataFrame, expected_rows: int) -> pl.Series:
@@ -97,7 +88,8 @@ def bucket_bounds(restaurants: pl.DataFrame, expected_rows: int) -> pl.Series:
 
 
 class Stager:
-    """Reviews staged in business_id buckets; :meth:`finish` writes the sorted table.
+    """Reviews held in memory, or staged in business_id buckets; :meth:`finish` writes the
+    sorted table.
 
     Args:
         work: an empty folder to stage in (deleted by the caller).
@@ -108,7 +100,10 @@ class Stager:
         self.work = work
         self.bounds = bounds
         self.rows = 0
-        self._writers: dict[int, pq.ParquetWriter] = {}
+        self.spilled = False  # chunks past HOLD_BYTES went to bucket files
+        self._held: list[pl.DataFrame] = []  # hashed chunks, while they fit in HOLD_BYTES
+        self._held_bytes = 0
+        self._writers: dict[int, tuple[ipc.RecordBatchFileWriter, pa.Schema]] = {}
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._pending: Future[None] | None = None
 
@@ -116,7 +111,7 @@ class Stager:
     def add(self, frame: pl.DataFrame) -> None:
         """Stage checked reviews (columns of the review contract, without ``dataset``).
 
-        The hashing and writing run in a background thread while the caller reads the next
+        The hashing (and spilling) runs in a background thread while the caller reads the next
         chunk (one chunk at most in flight).
         """
         if not frame.height:
@@ -132,32 +127,32 @@ class Stager:
             pending.result()
 
     def _write(self, frame: pl.DataFrame) -> None:
-        # rows are moved in polars (its strings are views: a sort moves 16 bytes a row), then
-        # converted to Arrow once; the texts are hashed from that Arrow buffer
-        if self.bounds is None or self.bounds.len() <= 1:
-            keys = None
-        else:
-            bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
-            frame = frame.with_columns(_bucket=bucket).sort("_bucket")
-            keys = frame["_bucket"].to_numpy()
-            frame = frame.drop("_bucket")
-        table = frame.to_arrow()
-        table = table.append_column("text_hash", arrow_text_hashes(table.column("text")))
-        if keys is None:
-            parts = [(0, table)]
-        else:
-            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            ends = np.r_[starts[1:], len(keys)]
-            parts = [(int(keys[a]), table.slice(a, b - a)) for a, b in zip(starts, ends, strict=True)]
-        for key, part in parts:
-            writer = self._writers.get(key)
-            if writer is None:
+        # one chunk per column (a reader's frame has hundreds): gathers on it cost ~20x less, and
+        # for polars' string views rechunking copies no text
+        frame = frame.rechunk().with_columns(_TEXT_HASH)
+        if not self.spilled:
+            size = int(frame.estimated_size())
+            if self._held_bytes + size <= HOLD_BYTES:
+                self._held.append(frame)
+                self._held_bytes += size
+                return
+            self.spilled = True  # the held chunks stay in memory; this one and the rest go to disk
+        for key, part in self._parts(frame).items():
+            # as large_string: a string-view part would drag its whole chunk's buffers into the file
+            table = part.to_arrow()
+            if key not in self._writers:
                 self.work.mkdir(parents=True, exist_ok=True)
-                # uncompressed, no dictionaries: staging is written once and read once, soon
-                writer = pq.ParquetWriter(self.work / f"bucket{key:06d}.parquet", part.schema, compression="none",
-                                          use_dictionary=False, write_statistics=False)
-                self._writers[key] = writer
-            writer.write_table(part.cast(writer.schema))
+                self._writers[key] = (ipc.new_file(self.work / f"bucket{key:06d}.arrow", table.schema), table.schema)
+            writer, schema = self._writers[key]
+            writer.write_table(table.cast(schema))
+
+    def _parts(self, frame: pl.DataFrame) -> dict[int, pl.DataFrame]:
+        """The rows of ``frame`` by bucket number."""
+        if self.bounds is None or self.bounds.len() <= 1:
+            return {0: frame}
+        bucket = (self.bounds.search_sorted(frame["business_id"], side="right").cast(pl.Int64) - 1).clip(0, None)
+        split = frame.with_columns(_bucket=bucket).partition_by("_bucket", as_dict=True, include_key=False)
+        return {int(key[0]): part for key, part in sorted(split.items())}  # type: ignore[call-overload]
 
     def reset(self) -> None:
         """Drop everything staged (a reader that doubted its fast path starts over)."""
@@ -165,13 +160,14 @@ class Stager:
             self.wait()
         finally:
             self._close_writers()
-            for path in self.work.glob("bucket*.parquet"):
+            for path in self.work.glob("bucket*.arrow"):
                 path.unlink()
             self.rows = 0
+            self._held, self._held_bytes, self.spilled = [], 0, False
 
     def _close_writers(self) -> None:
         writers, self._writers = self._writers, {}
-        for writer in writers.values():
+        for writer, _schema in writers.values():
             writer.close()
 
     def close(self) -> None:
@@ -184,48 +180,94 @@ class Stager:
 
     # -- the sorted table ----------------------------------------------------------------------
     def _buckets(self) -> list[Path]:
-        return sorted(self.work.glob("bucket*.parquet"))
+        return sorted(self.work.glob("bucket*.arrow"))
 
-    def _memory_sorted(self, path: Path, number: bool) -> pl.DataFrame | None:
-        """One bucket's reviews in final order, sorted in memory; None when it is too big for that.
+    def _memory_sorted(self, path: Path | None, held: pl.DataFrame | None, number: bool) -> pl.DataFrame | None:
+        """One bucket's reviews (its file's and its held rows) in final order, sorted in memory;
+        None when it is too big for that.
 
         ``number``: sort newest first per business and assign idx (ties by review_id); else
         keep the idx the source gave.
         """
-        if path.stat().st_size > MEMORY_SORT_BYTES:
+        size = (path.stat().st_size if path is not None else 0) + (int(held.estimated_size()) if held is not None else 0)
+        if size > MEMORY_SORT_BYTES:
             return None
-        frame = pl.read_parquet(path)
-        return number_newest_first(frame) if number else frame.sort(["business_id", "idx"])
+        frames = ([held] if held is not None else []) + ([pl.read_ipc(path)] if path is not None else [])
+        return _sorted(pl.concat(frames), number)
 
-    def _duckdb_sorted(self, path: Path, number: bool) -> Iterator[pl.DataFrame]:
-        spill = self.work / f"duckdb-{path.stem}"
-        spill.mkdir()
-        out = self.work / f"sorted-{path.name}"
+    def _duckdb_sorted(self, path: Path | None, held: pl.DataFrame | None, number: bool) -> Iterator[pl.DataFrame]:
+        name = path.stem if path is not None else f"held-{id(held)}"
+        spill = self.work / f"duckdb-{name}"
+        spill.mkdir(parents=True)
+        out = self.work / f"sorted-{name}.parquet"
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")
             con.execute(f"SET temp_directory = '{_sql_path(spill)}'")
-            columns = [c for c in _ARROW_SCHEMA.names if c != "dataset"]
+            staged = ", ".join(c for c in _STAGED_SCHEMA if c != "idx" or not number)
+            parts = []
+            if path is not None:
+                con.register("staged_file", pds.dataset(path, format="ipc"))  # scanned, not loaded
+                parts.append(f"SELECT {staged} FROM staged_file")  # noqa: S608 - our own columns
+            if held is not None:
+                con.register("staged_held", held.to_arrow())
+                parts.append(f"SELECT {staged} FROM staged_held")  # noqa: S608 - our own columns
             if number:
                 idx = ("CAST(row_number() OVER (PARTITION BY business_id ORDER BY date DESC, review_id) - 1 "
                        "AS INTEGER) AS idx")
-                select = ", ".join(idx if c == "idx" else c for c in columns)
+                select = ", ".join(idx if c == "idx" else c for c in _STAGED_SCHEMA)
             else:
-                select = ", ".join(columns)
+                select = ", ".join(_STAGED_SCHEMA)
             con.execute(
-                f"COPY (SELECT {select} FROM read_parquet('{_sql_path(path)}') ORDER BY business_id, idx) "  # noqa: S608 - our own staged paths
+                f"COPY (SELECT {select} FROM ({' UNION ALL '.join(parts)}) ORDER BY business_id, idx) "  # noqa: S608 - our own columns and paths
                 f"TO '{_sql_path(out)}' (FORMAT parquet, COMPRESSION uncompressed)"
             )
         finally:
             con.close()
             shutil.rmtree(spill, ignore_errors=True)
         try:
-            for batch in pq.ParquetFile(out).iter_batches(batch_size=BUCKET_ROWS):
+            for batch in pq.ParquetFile(out).iter_batches(batch_size=WRITE_ROWS):
                 frame = pl.from_arrow(batch)
                 assert isinstance(frame, pl.DataFrame)
                 yield frame
         finally:
             out.unlink()
+
+    def _sorted_frames(self, number: bool) -> Iterator[pl.DataFrame]:
+        """The reviews in final order, a frame at a time (the next bucket is read and sorted,
+        outside the GIL, while this one is written)."""
+        held, self._held, self._held_bytes = self._held, [], 0
+        if not self.spilled:
+            if held:
+                frame = _sorted(pl.concat(held), number)
+                del held
+                yield frame
+            return
+        # the held chunks join each bucket's file: only what came after them was staged
+        held_parts = self._parts(pl.concat(held)) if held else {}
+        del held
+        files = {int(path.stem.removeprefix("bucket")): path for path in self._buckets()}
+        keys = sorted(set(files) | set(held_parts))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+
+            def sort(i: int) -> Future[pl.DataFrame | None] | None:
+                if i >= len(keys):
+                    return None
+                return pool.submit(self._memory_sorted, files.get(keys[i]), held_parts.get(keys[i]), number)
+
+            ahead = sort(0)
+            for i, key in enumerate(keys):
+                assert ahead is not None
+                sorted_bucket = ahead.result()
+                ahead = sort(i + 1)
+                if sorted_bucket is None:
+                    yield from self._duckdb_sorted(files.get(key), held_parts.get(key), number)
+                else:
+                    yield sorted_bucket
+                del sorted_bucket
+                held_parts.pop(key, None)
+                if key in files:
+                    files[key].unlink()
 
     def finish(self, out: Path, dataset: str, *, number: bool, progress: Progress | None = None) -> pl.DataFrame:
         """Write the staged reviews, sorted by (business_id, idx), as zstd Parquet at ``out``.
@@ -238,68 +280,59 @@ class Stager:
         """
         progress = progress or no_progress
         self.close()
-        counts = []
-        buckets = self._buckets()
-        # the next bucket is read and sorted (outside the GIL) while this one is written
-        with _RowGroupWriter(out) as writer, ThreadPoolExecutor(max_workers=1) as pool:
-            ahead = pool.submit(self._memory_sorted, buckets[0], number) if buckets else None
-            for done, path in enumerate(buckets):
-                progress(done, len(buckets), f"sorting and writing reviews ({done}/{len(buckets)} buckets)")
-                assert ahead is not None
-                sorted_bucket = ahead.result()
-                ahead = pool.submit(self._memory_sorted, buckets[done + 1], number) if done + 1 < len(buckets) else None
-                frames = [sorted_bucket] if sorted_bucket is not None else self._duckdb_sorted(path, number)
-                for frame in frames:
-                    counts.append(frame.group_by("business_id", maintain_order=True).len("n"))
-                    writer.write(_final(frame.to_arrow(), dataset))
-                del frames, sorted_bucket
-                path.unlink()
+        progress(0, 1, "sorting and writing reviews" + (f" ({len(self._buckets())} buckets)" if self.spilled else ""))
+        counts: list[pl.DataFrame] = []
+        final = [pl.lit(dataset, pl.String).alias("dataset") if c == "dataset" else pl.col(c).cast(t)
+                 for c, t in REVIEW_SCHEMA.items()]
+
+        def source(with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None,
+                   batch_size: int | None) -> Iterator[pl.DataFrame]:
+            # called by the sink on one of its threads; the sink asks for every column, all rows
+            for frame in self._sorted_frames(number):
+                # sorted by business_id: each business is one run
+                runs = frame["business_id"].rle().struct.unnest()
+                counts.append(runs.select(business_id="value", n=pl.col("len").cast(pl.UInt32)))
+                for first in range(0, frame.height, WRITE_ROWS):
+                    yield frame.slice(first, WRITE_ROWS).select(final)
+
+        register_io_source(source, schema=REVIEW_SCHEMA).sink_parquet(
+            out, compression="zstd", compression_level=ZSTD_LEVEL, statistics=True,
+            row_group_size=REVIEW_ROW_GROUP, maintain_order=True)
         if not counts:
             return pl.DataFrame(schema={"business_id": pl.String, "n": pl.UInt32})
         return pl.concat(counts).group_by("business_id").agg(pl.col("n").sum())
 
 
+def _sorted(frame: pl.DataFrame, number: bool) -> pl.DataFrame:
+    return number_newest_first(frame) if number else frame.sort(["business_id", "idx"])
+
+
 def number_newest_first(reviews: pl.DataFrame) -> pl.DataFrame:
-    """Sort each business's reviews newest first (ties: review_id) and assign idx from 0."""
-    ordered = reviews.sort(["business_id", "date", "review_id"], descending=[False, True, False])
-    return ordered.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("business_id"))
+    """Sort each business's reviews newest first (ties: review_id) and assign idx from 0.
 
+    The order is that of sorting by ``(business_id, date descending, review_id)``, computed from
+    one 64-bit key (the business's rank among the frame's business_ids, then the date's seconds
+    reversed) and review_id for ties: half the work of comparing three strings a row. Dates must
+    be checked ``YYYY-MM-DD HH:MM:SS`` (their text order is their time order).
 
-def _final(table: pa.Table, dataset: str) -> pa.Table:
-    """The reviews table's columns, in order and type, with ``dataset`` filled in."""
-    name = pa.repeat(pa.scalar(dataset, pa.large_string()), table.num_rows)
-    columns = [name if c == "dataset" else table.column(c) for c in _ARROW_SCHEMA.names]
-    return pa.Table.from_arrays(columns, names=_ARROW_SCHEMA.names).cast(_ARROW_SCHEMA)
+    >>> frame = pl.DataFrame({"business_id": ["b", "a", "b", "b"], "review_id": ["r2", "r1", "r3", "r1"],
+    ...                       "date": ["2020-01-01 00:00:00", "2019-05-05 10:00:00", "2021-01-01 00:00:00",
+    ...                                "2020-01-01 00:00:00"]})
+    >>> number_newest_first(frame).select("business_id", "review_id", "idx").rows()
+    [('a', 'r1', 0), ('b', 'r3', 0), ('b', 'r1', 1), ('b', 'r2', 2)]
+    """
+    businesses = reviews["business_id"].unique().sort()
+    if businesses.len() >= 1 << _CODE_BITS or reviews["date"].null_count():
+        ordered = reviews.sort(["business_id", "date", "review_id"], descending=[False, True, False])
+        return ordered.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("business_id"))
+    code = businesses.search_sorted(reviews["business_id"]).cast(pl.UInt64)
+    # seconds since 1970 of years 0001-9999, shifted to be >= 0, then reversed (newest first)
+    seconds = reviews["date"].str.strptime(pl.Datetime("us"), DATE_FORMAT).dt.epoch("s") + (1 << 36)
+    key = code * (1 << _DATE_BITS) + (((1 << _DATE_BITS) - 1) - seconds).cast(pl.UInt64)
+    ordered = reviews.with_columns(_key=key, _code=code).sort(["_key", "review_id"])
+    return ordered.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("_code")).drop("_key", "_code")
 
 
 def _sql_path(path: Path) -> str:
     # DDL and COPY take no parameters: only paths we built ourselves are quoted into them.
     return str(path).replace("'", "''")
-
-
-class _RowGroupWriter:
-    """Append frames to one zstd Parquet file in row groups of exactly :data:`REVIEW_ROW_GROUP`
-    rows (the last one excepted), whatever the frames' sizes."""
-
-    def __init__(self, path: Path) -> None:
-        # dictionaries only where values repeat (a dictionary of unique texts is built, then dropped)
-        self._writer = pq.ParquetWriter(path, _ARROW_SCHEMA, compression="zstd", write_statistics=True,
-                                        use_dictionary=["dataset", "business_id", "date", "user_id"])
-        self._pending: pa.Table | None = None
-
-    def __enter__(self) -> _RowGroupWriter:
-        return self
-
-    def write(self, table: pa.Table) -> None:
-        pending = table if self._pending is None else pa.concat_tables([self._pending, table])
-        while pending.num_rows >= REVIEW_ROW_GROUP:
-            self._writer.write_table(pending.slice(0, REVIEW_ROW_GROUP), row_group_size=REVIEW_ROW_GROUP)
-            pending = pending.slice(REVIEW_ROW_GROUP)
-        self._pending = pending
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if exc[0] is None and self._pending is not None and self._pending.num_rows:
-                self._writer.write_table(self._pending, row_group_size=REVIEW_ROW_GROUP)
-        finally:
-            self._writer.close()

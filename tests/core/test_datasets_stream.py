@@ -11,8 +11,11 @@ from pathlib import Path
 import polars as pl
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.datasets import import_dataset, scan_restaurants, scan_reviews, verify_dataset
+from core.datasets import scale as scale_module
 from core.datasets import sources as sources_module
 from core.datasets import staging as staging_module
 from core.datasets.staging import Stager, bucket_bounds, text_hashes
@@ -44,8 +47,9 @@ def tables(ws, name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    """Chunks of ~2 KB (a few reviews), buckets of ~20 reviews, row groups of 16 rows."""
+    """Chunks of ~2 KB (a few reviews) staged on disk, buckets of ~20 reviews, row groups of 16 rows."""
     monkeypatch.setattr(sources_module, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 0)
     monkeypatch.setattr(sources_module, "BATCH_ROWS", 7)
     monkeypatch.setattr(staging_module, "BUCKET_ROWS", 20)
     monkeypatch.setattr(staging_module, "REVIEW_ROW_GROUP", 16)
@@ -57,6 +61,7 @@ def test_chunks_and_buckets_give_the_one_chunk_tables(workspace, tmp_path, monke
     monkeypatch.setattr(sources_module, "BLOCK_BYTES", 2048)
     monkeypatch.setattr(staging_module, "BUCKET_ROWS", 20)
     monkeypatch.setattr(staging_module, "REVIEW_ROW_GROUP", 16)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 0)  # staged on disk
     calls = []
     real = Stager._write
     monkeypatch.setattr(Stager, "_write", lambda self, frame: calls.append(frame.height) or real(self, frame))
@@ -82,10 +87,12 @@ def test_duckdb_sort_of_an_oversized_bucket_gives_the_same_tables(workspace, tmp
     scale_path = fixtures_dir / "xnot/dataset_K25_subset.jsonl"
     import_dataset(workspace, "mem", review_path, business_path=business_path)
     import_dataset(workspace, "mem-scale", scale_path)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 0)  # staged on disk
     monkeypatch.setattr(staging_module, "MEMORY_SORT_BYTES", 0)  # every bucket is "too big"
     used = []
     real = Stager._duckdb_sorted
-    monkeypatch.setattr(Stager, "_duckdb_sorted", lambda self, path, number: used.append(number) or real(self, path, number))
+    monkeypatch.setattr(Stager, "_duckdb_sorted",
+                        lambda self, path, held, number: used.append(number) or real(self, path, held, number))
     import_dataset(workspace, "duck", review_path, business_path=business_path)
     import_dataset(workspace, "duck-scale", scale_path)
     assert used == [True, False]
@@ -94,6 +101,33 @@ def test_duckdb_sort_of_an_oversized_bucket_gives_the_same_tables(workspace, tmp
         assert ra.equals(rb) and va.equals(vb)
         assert pq.read_schema(workspace.dataset_dir(a) / "reviews.parquet").equals(
             pq.read_schema(workspace.dataset_dir(b) / "reviews.parquet"))
+
+
+@pytest.mark.fixtures
+@pytest.mark.parametrize("duckdb_sort", [False, True])
+def test_held_chunks_and_staged_ones_join_in_their_buckets(workspace, tmp_path, monkeypatch, fixtures_dir, duckdb_sort):
+    review_path, business_path = write_flat(tmp_path / "src", 300, 7)
+    scale_path = fixtures_dir / "xnot/dataset_K25_subset.jsonl"
+    import_dataset(workspace, "mem", review_path, business_path=business_path)
+    import_dataset(workspace, "mem-scale", scale_path)
+    monkeypatch.setattr(sources_module, "BLOCK_BYTES", 2048)
+    monkeypatch.setattr(scale_module, "STAGE_ROWS", 5)
+    monkeypatch.setattr(staging_module, "BUCKET_ROWS", 40)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 8_000)  # the first chunks stay in memory
+    if duckdb_sort:
+        monkeypatch.setattr(staging_module, "MEMORY_SORT_BYTES", 0)
+    spilled = []
+    real = Stager._sorted_frames
+    monkeypatch.setattr(Stager, "_sorted_frames", lambda self, number: spilled.append(
+        (bool(self._held), self.spilled, len(self._buckets()))) or real(self, number))
+    import_dataset(workspace, "part", review_path, business_path=business_path)
+    monkeypatch.setattr(staging_module, "HOLD_BYTES", 100_000)  # a few restaurants' reviews
+    import_dataset(workspace, "part-scale", scale_path)
+    assert [(held, spill) for held, spill, _ in spilled] == [(True, True), (True, True)]
+    assert spilled[0][2] > 3  # several bucket files
+    for a, b in (("mem", "part"), ("mem-scale", "part-scale")):
+        (ra, va), (rb, vb) = tables(workspace, a), tables(workspace, b)
+        assert ra.equals(rb) and va.equals(vb)
 
 
 @pytest.mark.fixtures
@@ -180,3 +214,17 @@ def test_line_blocks_are_whole_lines_that_rebuild_the_file(tmp_path, block, cont
     blocks = list(sources_module.line_blocks(path, block))
     assert b"".join(blocks) == content
     assert all(b and b.endswith(b"\n") for b in blocks[:-1])
+
+
+_DATES = st.builds("{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}".format, st.sampled_from([1, 1969, 1970, 2020, 9999]),
+                   st.integers(1, 12), st.integers(1, 28), st.integers(0, 23), st.sampled_from([0, 59]), st.just(0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["b", "a", "c10", "c9", "é"]), st.sampled_from(["r1", "r2", "R", "r10"]), _DATES),
+                max_size=40))
+def test_number_newest_first_is_the_three_column_sort(rows):
+    frame = pl.DataFrame(rows, schema={"business_id": pl.String, "review_id": pl.String, "date": pl.String}, orient="row")
+    expected = frame.sort(["business_id", "date", "review_id"], descending=[False, True, False])
+    expected = expected.with_columns(idx=pl.int_range(pl.len(), dtype=pl.Int32).over("business_id"))
+    assert staging_module.number_newest_first(frame).equals(expected)
