@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-import openai
-
 from core.errors import WorkbenchError
 from core.execution import AppendLog
 from core.files import append_jsonl, read_jsonl_log
@@ -119,11 +117,17 @@ def make_client(
         timeout = float(env("WORKBENCH_LLM_TIMEOUT", str(DEFAULT_TIMEOUT)))  # type: ignore[arg-type]
     if max_retries is None:
         max_retries = int(env("WORKBENCH_LLM_MAX_RETRIES", str(DEFAULT_MAX_RETRIES)))  # type: ignore[arg-type]
+    import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
     return openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
 
 
-class BadResponseError(openai.OpenAIError):
-    """The endpoint answered status 200 with something that is not a chat completion."""
+class BadResponseError(Exception):
+    """The endpoint answered status 200 with something that is not a chat completion.
+
+    Not an ``openai.OpenAIError`` (that would import openai with this module); callers that
+    record a failed call catch both (:class:`core.judging.openai_judge.OpenAIJudge`).
+    """
 
 
 def describe_error(exc: BaseException) -> str:
@@ -585,6 +589,8 @@ class AsyncLLM:
                         "(or point OPENAI_BASE_URL at a local OpenAI-compatible server)"
                     )
                 key = "local-endpoint-no-key"
+            import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
             client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.timeout, max_retries=0)
         self.client = client
         self.totals = UsageTotals()
@@ -610,6 +616,8 @@ class AsyncLLM:
         Raises:
             EndpointAuthError: 401/403. Other answers (404 on servers without ``/models``) pass.
         """
+        import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
         try:
             await self.client.models.list()
         except openai.APIStatusError as exc:
@@ -639,6 +647,8 @@ class AsyncLLM:
             self.totals.add(Completion(result.content, self.model, result.prompt_tokens, result.completion_tokens,
                                        result.cost_usd, cached=True))
             return result
+        import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         for name, value in self.params(response_format).items():
             if value is not None:
@@ -704,6 +714,8 @@ class AsyncLLM:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             return [list(v) for v in json.loads(hit["content"])]
+        import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
         attempt = 0
         while True:
             attempt += 1

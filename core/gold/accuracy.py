@@ -106,6 +106,7 @@ def _jaccard(predicted: Sequence[str], expected: Sequence[str], ctx: AccuracyCon
 
 def tfidf_vectorizer() -> Any:
     """The unfitted scikit-learn vectorizer ``tfidf`` uses (char_wb 3–4-grams, sublinear tf, L2)."""
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when the tfidf accuracy is computed
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     return TfidfVectorizer(analyzer="char_wb", ngram_range=TFIDF_NGRAMS, lowercase=True, sublinear_tf=True,
@@ -127,6 +128,7 @@ def tfidf_similarity(predicted: Sequence[str], expected: Sequence[str], *,
     >>> round(float(s[0]), 6), bool(s[1] < 0.2)
     (1.0, True)
     """
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when the tfidf accuracy is computed
     from sklearn.feature_extraction.text import TfidfTransformer
 
     from core.gold.ngrams import char_wb_counts

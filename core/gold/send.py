@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.labeling import items as labeling_items
-from core.labeling.store import open_store
 from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
@@ -35,6 +33,10 @@ def send_to_labeling(ws: Workspace, report: dict[str, Any], *, report_name: str,
     """Add the report's answers as items of ``project`` (created if missing); idempotent per report."""
     require_writable("send answers to a labeling project")
     check_name("project", project)
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when answers are sent
+    from core.labeling import items as labeling_items
+    from core.labeling.store import open_store
+
     store = open_store(ws.root)
     proj = labeling_items.create_project(store, project, guidelines=GUIDELINES, scale_labels=SCALE,
                                          exist_ok=True)

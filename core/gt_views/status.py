@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
-from core.judging.job import offline_judge_kind, run_index_and_judge  # noqa: F401 - re-exported (the GT page, tests)
 from core.progress import Progress, no_progress
 from core.settings import openai_configured, openai_settings
 from core.workspace import Workspace
+
+
+def offline_judge_kind(spec: Any) -> str:
+    """The offline judge of a task (:func:`core.judging.job.offline_judge_kind`)."""
+    # deferred: heavy optional import (every judge kind, ~150 ms), only needed when the GT page names or runs one
+    from core.judging import job
+
+    return job.offline_judge_kind(spec)
+
+
+def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: bool = False,
+                        progress: Progress | None = None, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """Build the keyword index if needed, then judge (:func:`core.judging.job.run_index_and_judge`)."""
+    # deferred: heavy optional import (every judge kind, ~150 ms), only needed when a judging run starts
+    from core.judging import job
+
+    return job.run_index_and_judge(ws, dataset, task, use_openai=use_openai, progress=progress, stop=stop)
 
 
 @dataclass(frozen=True)

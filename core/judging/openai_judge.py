@@ -15,10 +15,16 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import openai
-
 from core.judging.base import JudgeKind, make_failure, make_record, register_judge_kind
-from core.llm import LLM, Completion, ResponseCache, describe_error, make_client, parse_json_content
+from core.llm import (
+    LLM,
+    BadResponseError,
+    Completion,
+    ResponseCache,
+    describe_error,
+    make_client,
+    parse_json_content,
+)
 from core.settings import openai_settings
 
 SYSTEM_PROMPT = (
@@ -103,11 +109,13 @@ class OpenAIJudge:
 
     def judge(self, review_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """One call per row; a failed call becomes a failure record (the others go on)."""
+        import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
         out = []
         for row in review_rows:
             try:
                 completion = self.llm.complete(self.messages(row), response_format=self.response_format)
-            except openai.OpenAIError as exc:  # retries spent: this review fails, the run goes on
+            except (openai.OpenAIError, BadResponseError) as exc:  # retries spent: this review fails, the run goes on
                 out.append(make_failure(row, describe_error(exc)))
                 continue
             out.append(self.record_from_completion(row, completion))

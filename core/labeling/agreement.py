@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 DEFAULT_BIN_THRESHOLD = 0.33
 DEFAULT_N_BOOT = 1000
@@ -162,6 +161,9 @@ def icc_oneway(frame: pl.DataFrame, *, level: float = 0.95) -> dict[str, float |
     if msw == 0:
         return {**out, "icc1": 1.0 if msb > 0 else nan, "icck": 1.0 if msb > 0 else nan, "f": math.inf,
                 "icc1_lo": nan, "icc1_hi": nan, "icck_lo": nan, "icck_hi": nan}
+    # deferred: heavy optional import (~500 ms), only needed when an ICC interval is computed
+    from scipy import stats
+
     fstat = msb / msw
     q = 1 - (1 - level) / 2
     f_lo, f_hi = fstat / stats.f.ppf(q, df1, df2), fstat * stats.f.ppf(q, df2, df1)
@@ -176,6 +178,9 @@ def icc_oneway(frame: pl.DataFrame, *, level: float = 0.95) -> dict[str, float |
 def _fisher_ci(r: float, n: int, *, se_scale: float = 1.0, level: float = 0.95) -> tuple[float, float]:
     if n <= 3 or not math.isfinite(r) or abs(r) >= 1:
         return (r, r) if math.isfinite(r) and abs(r) >= 1 else (float("nan"), float("nan"))
+    # deferred: heavy optional import (~500 ms), only needed when a correlation interval is computed
+    from scipy import stats
+
     z, se = math.atanh(r), math.sqrt(se_scale / (n - 3))
     q = stats.norm.ppf(1 - (1 - level) / 2)
     return (math.tanh(z - q * se), math.tanh(z + q * se))
@@ -193,6 +198,9 @@ def pairwise_correlations(frame: pl.DataFrame, *, min_overlap: int = 3) -> pl.Da
     CIs by Fisher's z (Spearman with the Fieller et al. variance 1.06 / (n − 3)). Pairs with fewer
     than ``min_overlap`` shared items are left out.
     """
+    # deferred: heavy optional import (~500 ms), only needed when a Spearman correlation is computed
+    from scipy import stats
+
     f = _check(frame)
     wide = f.pivot(on="rater", index="item_id", values="score", aggregate_function="first")
     rows = []
@@ -264,6 +272,9 @@ def rater_bias(frame: pl.DataFrame, *, level: float = 0.95) -> pl.DataFrame:
            .with_columns((pl.col("score") - (pl.col("s1") - pl.col("score")) / (pl.col("m") - 1)).alias("dev")))
     out = dev.group_by("rater").agg(pl.len().alias("n"), pl.col("dev").mean().alias("mean_signed_deviation"),
                                     pl.col("dev").std().alias("sd")).sort("rater")
+    # deferred: heavy optional import (~500 ms), only needed when a rater-bias interval is computed
+    from scipy import stats
+
     q = pl.Series([stats.t.ppf(1 - (1 - level) / 2, n - 1) if n > 1 else float("nan") for n in out["n"]])
     half = q * out["sd"] / out["n"].cast(pl.Float64).sqrt()
     return out.with_columns((pl.col("mean_signed_deviation") - half).alias("ci_lo"),

@@ -22,12 +22,12 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.labeling import store as sql
-from core.labeling.store import RATER_KINDS, ROLES, LabelStore
 from core.settings import env, require_writable
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from core.labeling.store import LabelStore
 
 COOKIE_NAME = "workbench_rater"
 QUERY_PARAM = "rater"
@@ -146,6 +146,10 @@ def ensure_rater(conn, store: LabelStore, code: str, *, role: str | None = None,
     """Insert ``code`` if it is new (inside the caller's transaction); never changes a role."""
     if code in store.known_raters:
         return
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
+    from core.labeling import store as sql
+    from core.labeling.store import RATER_KINDS
+
     check_stored_code(code)
     if sql.rater_exists(conn, code):
         store.known_raters.add(code)  # only codes seen committed are cached
@@ -185,12 +189,18 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
     require_writable("retire a rater code")
     if code == by:
         raise ValueError("you cannot retire your own code")
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
+    from core.labeling import store as sql
+
     if not sql.retire_code(store, code, by=by, reason=reason.strip()):
         raise ValueError(f"no rater {code!r}")
 
 
 def retired_codes(store: LabelStore) -> set[str]:
     """Codes an admin retired."""
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
+    from core.labeling import store as sql
+
     return sql.retired_rater_codes(store)
 
 
@@ -198,6 +208,9 @@ def get_role(store: LabelStore, code: str) -> str:
     """The role of ``code`` (``rater`` for an unknown code; admins from the environment)."""
     if code in admin_codes():
         return "admin"
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
+    from core.labeling import store as sql
+
     return sql.rater_role(store, code) or "rater"
 
 
@@ -208,6 +221,10 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
         ValueError: unknown role.
     """
     require_writable("change a rater's role")
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
+    from core.labeling import store as sql
+    from core.labeling.store import ROLES
+
     if role not in ROLES:
         raise ValueError(f"invalid role {role!r}; valid: {', '.join(ROLES)}")
     check_stored_code(code)
@@ -219,6 +236,9 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
 def list_raters(store: LabelStore) -> pl.DataFrame:
     """Every rater with role, kind, number of ratings (all projects) and retirement (null if active)."""
     import polars as pl  # noqa: F811 - imported here: the assignment path does not need polars
+
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
+    from core.labeling import store as sql
 
     rows = sql.rater_rows(store)
     schema = {"code": pl.String, "role": pl.String, "kind": pl.String, "created_at": pl.Datetime, "n_ratings": pl.Int64,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import bm25s
 import numpy as np
 
 from core.methods.base import MethodContext, Request, RestaurantInput
@@ -29,6 +28,9 @@ def retrieve(ctx: MethodContext, restaurant: RestaurantInput) -> list[dict[str, 
     if len(reviews) <= top:
         return reviews
     corpus = [r.get("text") or "" for r in reviews]
+    # deferred: heavy optional import (~450 ms with scipy.sparse), only needed when a rag run retrieves
+    import bm25s
+
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
     query = " ".join([ctx.task.name, *ctx.task.keywords])

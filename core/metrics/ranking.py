@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.metrics import average_precision_score
 
 
 def _check_binary(y_true: NDArray[Any], y_score: NDArray[Any]) -> None:
@@ -134,6 +133,9 @@ def ordinal_auprc(
         elif n_pos == n:
             reason = f"every sample has GT ≥ {name}"
         else:
+            # deferred: heavy optional import (~1.2 s), only needed when an AP is computed
+            from sklearn.metrics import average_precision_score
+
             ap = float(average_precision_score(y, s))
         nap = None if ap is None or prevalence is None else (ap - prevalence) / (1 - prevalence)
         key = threshold_key(name)
@@ -174,4 +176,7 @@ def severity_ordering_ap(y_true: ArrayLike, y_score: ArrayLike, scale: Sequence[
         return None, f"no sample has GT {scale[top]}"
     if int(y.sum()) == len(y):
         return None, f"every sample with GT ≥ {scale[1]} is {scale[top]}"
+    # deferred: heavy optional import (~1.2 s), only needed when an AP is computed
+    from sklearn.metrics import average_precision_score
+
     return float(average_precision_score(y, s[risky])), None

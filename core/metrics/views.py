@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import polars as pl
-from sklearn.metrics import precision_recall_curve
 
 from core.metrics.bootstrap import paired_differences
 from core.metrics.process import PROCESS_WEIGHTS, claimed_incidents, evidences_of, snippet_valid
@@ -75,6 +74,9 @@ def pr_curves(scored: Mapping[str, Any]) -> pl.DataFrame:
         for level in range(1, len(scale)):
             y = y_true >= level
             if 0 < y.sum() < len(y):
+                # deferred: heavy optional import (~1.2 s), only needed when a PR curve is computed
+                from sklearn.metrics import precision_recall_curve
+
                 p, r, _ = precision_recall_curve(y, y_score)
                 frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "recall": r, "precision": p}))
     if not frames:

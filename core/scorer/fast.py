@@ -62,6 +62,7 @@ class FastLinear:
 
     def predict(self, texts: list[str]) -> np.ndarray:
         """Unclipped scores, identical (to float rounding) to the pipeline's ``predict``."""
+        # deferred: heavy optional import (scipy.sparse, ~150 ms), only needed when a scorer predicts
         import scipy.sparse as sp
 
         if not texts:
@@ -76,6 +77,7 @@ class FastLinear:
 
 def compile_linear(pipeline: Any) -> FastLinear | None:
     """The fast path of a ``TfidfVectorizer`` → linear model pipeline, or None when it does not apply."""
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is compiled
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     steps = getattr(pipeline, "steps", None)

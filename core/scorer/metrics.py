@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 
 def _check_pair(y_true: Any, y_pred: Any, *, min_n: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -74,6 +73,9 @@ def spearman_score(y_true: Any, y_pred: Any) -> float:
     1.0
     """
     a, b = _check_pair(y_true, y_pred)
+    # deferred: heavy optional import (~500 ms), only needed when a Spearman correlation is computed
+    from scipy import stats
+
     return pearson_score(stats.rankdata(a), stats.rankdata(b))
 
 

@@ -53,6 +53,7 @@ class ScorerKind:
 
 
 def _tfidf_ridge(seed: int) -> Any:
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is built
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import Ridge
     from sklearn.pipeline import make_pipeline
@@ -62,6 +63,7 @@ def _tfidf_ridge(seed: int) -> Any:
 
 
 def _tfidf_wordchar_ridgecv(seed: int) -> Any:
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is built
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import RidgeCV
     from sklearn.pipeline import make_pipeline, make_union
@@ -102,6 +104,7 @@ def predict_clipped(pipeline: Any, texts: list[str]) -> np.ndarray:
 
 def grouped_split(groups: list[str], *, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Train and test indices with no group on both sides (``GroupShuffleSplit``, seeded)."""
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer's data is split
     from sklearn.model_selection import GroupShuffleSplit
 
     if len(set(groups)) < 2:
@@ -114,6 +117,7 @@ def grouped_split(groups: list[str], *, test_size: float, seed: int) -> tuple[np
 def cross_validate(kind: ScorerKind, texts: list[str], y: np.ndarray, groups: list[str], *, n_splits: int,
                    seed: int) -> dict[str, Any]:
     """Grouped k-fold CV (shuffled with ``seed``): per-fold MAE and Pearson, their means and sds."""
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is cross-validated
     from sklearn.model_selection import GroupKFold
 
     k = min(n_splits, len(set(groups)))
@@ -168,6 +172,7 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
         minimum: refuse below this many examples (default :data:`core.scorer.data.MIN_TRAINING_ITEMS`).
         created_at: the time recorded in the manifest (default now; the demo passes a fixed one).
     """
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is trained or its manifest read
     from sklearn import __version__ as sklearn_version
 
     from core.scorer.data import MIN_TRAINING_ITEMS, check_enough, data_hash
@@ -221,6 +226,7 @@ def save(scorer: TrainedScorer, model_dir: str | Path) -> Path:
 
 def read_manifest(model_dir: str | Path) -> dict[str, Any]:
     """The manifest of a model folder, its format and version checked (no pickle is loaded)."""
+    # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is trained or its manifest read
     from sklearn import __version__ as sklearn_version
 
     path = Path(model_dir) / MANIFEST_FILE

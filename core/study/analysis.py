@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from core.labeling.agreement import DEFAULT_BIN_THRESHOLD
 from core.scorer import metrics
@@ -62,6 +61,9 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float, float, float]:
     mean = float(x.mean())
     if n < 2:
         return mean, math.nan, math.nan, math.nan
+    # deferred: heavy optional import (~500 ms), only needed when a mean's t-interval is computed
+    from scipy import stats
+
     sd = float(x.std(ddof=1))
     half = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
     return mean, sd, mean - half, mean + half
@@ -93,6 +95,9 @@ def welch_diff(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     d, se = float(a.mean() - b.mean()), math.sqrt(va + vb)
     if se == 0:
         return {"diff": d, "ci_low": d, "ci_high": d}
+    # deferred: heavy optional import (~500 ms), only needed when a Welch interval is computed
+    from scipy import stats
+
     df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
     half = float(stats.t.ppf(0.975, df)) * se
     return {"diff": d, "ci_low": d - half, "ci_high": d + half}

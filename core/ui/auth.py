@@ -6,10 +6,14 @@ keys, the sign-in form, the cookie script, the query parameter) shared by both p
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 
 from core.labeling import identity
-from core.labeling.store import LabelStore
+
+if TYPE_CHECKING:
+    from core.labeling.store import LabelStore
 
 # Session keys shared by both labeling pages (page-prefixed constants, STYLE §6).
 K_RATER, K_ROLE, K_SIGNED_OUT = "labeling.rater", "labeling.role", "labeling.signed_out"

@@ -24,7 +24,6 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.labeling.identity import admin_codes, get_role
-from core.labeling.store import open_store, store_exists
 from core.limits import TokenBucket
 from core.settings import deployment_mode, env, labels_storage, labels_url, rate_limit, redact
 from core.ui import auth
@@ -102,6 +101,9 @@ def code_matches(given: str, expected: str | None) -> bool:
 
 
 def _login_role(email: str, ws: Workspace) -> str:
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when a team login is checked
+    from core.labeling.store import open_store, store_exists
+
     admins = {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
     if email in admins or email in admin_codes():
         return "admin"

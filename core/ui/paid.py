@@ -10,7 +10,6 @@ from __future__ import annotations
 import streamlit as st
 
 from core.labeling.identity import admin_codes, get_role
-from core.labeling.store import open_store, store_exists
 from core.workspace import Workspace
 
 
@@ -40,6 +39,9 @@ def paid_refusal(ws: Workspace) -> str | None:
     email = str(st.user.get("email") or "").strip().lower()
     if email in admin_codes():
         return None
+    # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when a signed-in role is checked
+    from core.labeling.store import open_store, store_exists
+
     role = get_role(open_store(ws.root), email) if email and store_exists(ws.root) else "rater"
     if role != "admin":
         return f"Only admins may run a paid judge; you are signed in as a {role}."

@@ -6,6 +6,8 @@ the page can be drawn while the job runs.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from core.jobs import read_job, start_job
@@ -23,6 +25,16 @@ def _plain(elements) -> str:
     return "\n".join(e.value.replace("\\", "") for e in elements)  # markdown-escaped values, as text
 
 
+def _wait_for_judging(workspace, job_id: str, total: int, timeout: float = 90.0) -> None:
+    """Until the job reports judging progress out of ``total`` (it imports openai and plans first)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (read_job(workspace, job_id).get("progress") or {}).get("total") == total:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the job reported no progress out of {total} after {timeout} s")
+
+
 @pytest.fixture()
 def slow_llm(monkeypatch):
     yield from slow_judge_llm(monkeypatch, 0.4)
@@ -32,6 +44,7 @@ def test_gt_page_follows_a_running_judging_job_then_cancel_resume_and_finish(app
     build_judging_dataset(workspace, "d", restaurants=8)  # 48 keyword-matched reviews
     job = start_job(workspace, JOB_KIND, {"dataset": "d", "task": "G1a", "use_openai": True}, label="d/G1a · LLM")
     wait_for_job(workspace.root, JOB_KIND, ("running",))
+    _wait_for_judging(workspace, job["job_id"], 48)
     at = _gt(app_factory, workspace.root)  # a session that did not start the job
     texts = _progress_texts(at)
     assert len(texts) == 1 and texts[0].startswith("Judging job d/G1a · LLM: running — ") and "/48" in texts[0], texts
