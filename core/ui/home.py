@@ -40,6 +40,12 @@ def workspace_overview(ws: Workspace) -> overview.Overview:
                              [*files.sections, overview.section(ws, ui.database(ws), *overview.LABELING_SECTION)])
 
 
+def warm(ws: Workspace) -> None:
+    """Fill the caches of Home's file sections and unreadable files (core.ui.warmup, at startup)."""
+    _files_overview(str(ws.root), ws.files_stamp(overview.FILE_AREAS))
+    problems(ws)
+
+
 def show_problems(ws: Workspace) -> None:
     """A warning with the table of unreadable files, or nothing when every file reads."""
     table = problems(ws)

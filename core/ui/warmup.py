@@ -23,7 +23,8 @@ from core.settings import warmup_enabled
 LOG = logging.getLogger(__name__)
 PAGES_DIR = Path(__file__).resolve().parents[2] / "app_pages"
 # Imported by the first computation of a page rather than by its script (deferred imports).
-HEAVY = ("altair", "sklearn.metrics", "scipy.stats", "openai")
+HEAVY = ("altair", "sklearn.metrics", "sklearn.feature_extraction.text", "scipy.stats", "sqlalchemy", "openai",
+         "core.judging")
 
 _lock = threading.Lock()
 _started = False
@@ -82,10 +83,23 @@ def _import_all(names: list[str]) -> None:
 
 
 def preload_first_page() -> None:
-    """Import what ``main.py`` and the Home page import (app.py runs this when the server starts,
-    before any session): the first page's run then finds them loaded."""
+    """What the first page's run would do first, done while the browser loads the frontend (app.py
+    runs this when the server starts, before any session): import what ``main.py`` and the Home
+    page import (and pandas, which ``st.dataframe`` converts through), then read the default
+    workspace's overview and unreadable files into Home's caches. It only reads: a workspace that
+    does not exist yet (the demo mode generates it on the first visit) is left alone."""
     root = PAGES_DIR.parent
-    _import_all(page_modules([root / "main.py", PAGES_DIR / "home.py"]))
+    _import_all([*page_modules([root / "main.py", PAGES_DIR / "home.py"]), "pandas"])
+    try:
+        from core.settings import workspace_dir
+        from core.ui import home
+        from core.workspace import Workspace
+
+        ws = Workspace(workspace_dir())
+        if ws.exists():
+            home.warm(ws)
+    except Exception:  # noqa: BLE001 - Home shows the error itself when it is opened
+        LOG.warning("warm-up: reading the workspace failed", exc_info=True)
 
 
 def start() -> bool:

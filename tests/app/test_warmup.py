@@ -39,3 +39,31 @@ def test_warmup_imports_them_in_a_fresh_process():
 def test_warmup_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("WORKBENCH_WARMUP", "0")
     assert warmup.start() is False
+
+
+def test_preload_reads_the_workspace_into_homes_caches(small_demo, monkeypatch):
+    """At server start (app.py) the first page's caches are filled, reading only: Home's next run
+    computes neither the file sections nor the unreadable-files check again."""
+    from core import health, overview
+    from core.ui import home
+    from core.workspace import Workspace
+
+    monkeypatch.setenv("WORKBENCH_WORKSPACE", str(small_demo))
+    before = sorted((p, p.stat().st_mtime_ns) for p in small_demo.rglob("*"))
+    warmup.preload_first_page()
+    assert sorted((p, p.stat().st_mtime_ns) for p in small_demo.rglob("*")) == before  # nothing written
+
+    def refused(*args, **kwargs):
+        raise AssertionError("recomputed although preloaded")
+    monkeypatch.setattr(overview, "workspace_overview", refused)
+    monkeypatch.setattr(health, "workspace_problems", refused)
+    ws = Workspace(small_demo)
+    summary = home.workspace_overview(ws)
+    assert summary.datasets.height and [title for title, *_ in summary.sections][-1] == "Labeling"
+    assert home.problems(ws).is_empty()
+
+
+def test_preload_leaves_a_missing_workspace_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_WORKSPACE", str(tmp_path / "not-yet"))
+    warmup.preload_first_page()
+    assert not (tmp_path / "not-yet").exists()
