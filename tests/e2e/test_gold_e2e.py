@@ -28,6 +28,7 @@ def test_gold_page_in_a_browser(chromium_browser, gold_demo, tmp_path):
     try:
         page.goto(f"{server.url}/gold")
         wait_ready(page, "By domain", timeout=60_000)
+        page.get_by_text("vs goal 90%").first.wait_for(timeout=30_000)  # the metrics row (drawn late under load)
         body = page.inner_text("body")
         assert "Pass rate" in body and "vs goal 90%" in body
         page.locator("[data-testid='stVegaLiteChart'] svg.marks").nth(1).wait_for(timeout=30_000)  # by task, by domain

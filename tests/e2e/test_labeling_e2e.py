@@ -71,7 +71,7 @@ def test_drag_submit_reload_and_a_second_rater(chromium_browser, labeling_server
 
     page.keyboard.press("Control+Enter")  # the Submit shortcut
     page.wait_for_function(
-        "(t) => !document.body.innerText.includes(t)", arg=title, timeout=20_000)
+        "(t) => !document.body.innerText.includes(t)", arg=title, timeout=60_000)
     wait_ready(page, "0 is my answer")  # the slider reset for the next item: untouched again
     next_title = current_title(page)
     store = LabelStore(labels_url(ws.root))
