@@ -18,12 +18,37 @@ LABELING_URL_PATHS = ("labeling", "label-review")
 
 
 def login_email() -> str | None:
-    """The signed-in user's e-mail when ``st.login`` is configured and used."""
+    """The signed-in user's e-mail when ``st.login`` is configured and used, and its id_token was
+    issued to this app (:func:`issued_to_us`)."""
     try:
         email = st.user.get("email") if st.user.is_logged_in else None
-        return email if isinstance(email, str) else None
+        return email if isinstance(email, str) and issued_to_us() else None
     except Exception:  # noqa: BLE001 - st.login not configured
         return None
+
+
+def issued_to_us() -> bool:
+    """Whether the signed-in user's id_token names this app's ``client_id`` in its ``aud`` claim.
+
+    OpenID Connect Core §3.1.3.7 requires it; Authlib (which Streamlit's ``/oauth2callback`` uses)
+    accepts a token for another audience when its ``azp`` names this client. ``st.user`` carries
+    the id_token's claims and the provider's name, so the app checks it here.
+    """
+    section = st.secrets.get("auth") or {}
+    provider = str(st.user.get("provider") or "default")
+    client_id = (section.get(provider) or {}).get("client_id") or (
+        section.get("client_id") if provider == "default" else None)
+    aud = st.user.get("aud")
+    return bool(client_id) and client_id in (aud if isinstance(aud, list) else [aud])
+
+
+def refused_login() -> bool:
+    """True when the provider signed someone in whom the app does not accept (no e-mail, or an
+    id_token issued to another app)."""
+    try:
+        return bool(st.user.is_logged_in) and login_email() is None
+    except Exception:  # noqa: BLE001 - st.login not configured
+        return False
 
 
 def auth_configured() -> bool:

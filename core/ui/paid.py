@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.store import open_store, store_exists
+from core.ui.auth import login_email
 from core.workspace import Workspace
 
 
@@ -35,9 +36,9 @@ def paid_refusal(ws: Workspace) -> str | None:
         return hosting.admin_refusal(ws, "run a paid judge or model")
     if not auth_configured():
         return None
-    if not st.user.get("is_logged_in", False):
+    email = (login_email() or "").strip().lower()
+    if not email:
         return "Sign in as an admin to run a paid judge (sign-in is configured for this workbench)."
-    email = str(st.user.get("email") or "").strip().lower()
     if email in admin_codes():
         return None
     role = get_role(open_store(ws.root), email) if email and store_exists(ws.root) else "rater"
