@@ -10,6 +10,7 @@ import streamlit as st
 
 from core.labeling import identity
 from core.labeling.store import LabelStore
+from core.settings import env
 
 # Session keys shared by both labeling pages (page-prefixed constants, STYLE §6).
 K_RATER, K_ROLE, K_SIGNED_OUT = "labeling.rater", "labeling.role", "labeling.signed_out"
@@ -59,6 +60,19 @@ def auth_configured() -> bool:
         return False
 
 
+def login_admins() -> set[str]:
+    """The lower-cased e-mails of ``$WORKBENCH_ADMINS``: ``st.login`` users who are admins."""
+    return {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
+
+
+def role_of(store: LabelStore, code: str, source: str) -> str:
+    """The labeling role of ``code``: a signed-in (``source == "login"``) e-mail of
+    ``$WORKBENCH_ADMINS`` is an admin; a typed code never is by that list (anyone can type it)."""
+    if source == "login" and code.strip().lower() in login_admins():
+        return "admin"
+    return identity.get_role(store, code)
+
+
 def resolve() -> tuple[str, str] | None:
     """(code, source) of whoever is rating, or None (see :func:`identity.resolve_identity`)."""
     signed_out = st.session_state.get(K_SIGNED_OUT, False)
@@ -99,8 +113,9 @@ def sign_in(store: LabelStore) -> tuple[str, str, str] | None:
             sign_in_form()
             return None
         code = me.code
-        st.session_state.update({K_RATER: code, K_ROLE: me.role, K_COOKIE_SET: False})
-        if me.role in identity.REVIEW_ROLES:
+        role = role_of(store, code, source)
+        st.session_state.update({K_RATER: code, K_ROLE: role, K_COOKIE_SET: False})
+        if role in identity.REVIEW_ROLES:
             st.rerun()  # the frame drew the sidebar before the role was known: adjudicators get its controls
     remember(code, source)
     return code, source, st.session_state[K_ROLE]

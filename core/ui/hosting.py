@@ -103,8 +103,7 @@ def code_matches(given: str, expected: str | None) -> bool:
 
 
 def _login_role(email: str, ws: Workspace) -> str:
-    admins = {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
-    if email in admins or email in admin_codes():
+    if email in auth.login_admins() or email in admin_codes():
         return "admin"
     if store_exists(ws.root) and get_role(open_store(ws.root), email) == "admin":
         return "admin"

@@ -11,7 +11,7 @@ import streamlit as st
 
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.store import open_store, store_exists
-from core.ui.auth import login_email
+from core.ui.auth import login_admins, login_email
 from core.workspace import Workspace
 
 
@@ -39,7 +39,7 @@ def paid_refusal(ws: Workspace) -> str | None:
     email = (login_email() or "").strip().lower()
     if not email:
         return "Sign in as an admin to run a paid judge (sign-in is configured for this workbench)."
-    if email in admin_codes():
+    if email in admin_codes() or email in login_admins():
         return None
     role = get_role(open_store(ws.root), email) if email and store_exists(ws.root) else "rater"
     if role != "admin":

@@ -153,6 +153,12 @@ def test_an_admin_from_workbench_admins_gets_the_paid_models(app, idp, page):
     assert page.get_by_text("Only an admin may").count() == 0
     assert "gpt-4o-mini" in _models_offered(page)
 
+    page.goto(f"{app.url}/label-review")  # the rater is the login e-mail, whatever ?rater= says
+    wait_ready(page, "Signed in as")
+    page.get_by_test_id("stButtonGroup").get_by_text("Raters", exact=True).click()
+    watch.check(page, "e2e-team-login-admin-raters", "Grant a role")
+    assert "Signed in as boss@example.org (admin)" in page.inner_text("body")
+
 
 @pytest.mark.parametrize("fault", ["wrong_key", "wrong_audience", "foreign_audience", "wrong_issuer", "expired",
                                    "wrong_nonce", "alg_none", "denied"])
