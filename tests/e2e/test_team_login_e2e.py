@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("team_login")]
 SHOTS = Path(os.environ.get("WORKBENCH_SCREENSHOTS", "/tmp/team-login-shots"))
 MEMBER = {"email": "member@example.org", "name": "Mia Member"}
 ADMIN = {"email": "Boss@Example.org", "name": "Bo Boss"}  # WORKBENCH_ADMINS lists it in lower case
-CLIENT_SECRET = secrets.token_urlsafe(16)
+CLIENT_SECRET, COOKIE_SECRET = secrets.token_urlsafe(16), secrets.token_hex(32)
 LOGIN_SCREEN = "sign in to continue"
 
 
@@ -48,7 +48,7 @@ def app(small_demo, tmp_path_factory, idp) -> Iterator[StreamlitServer]:
     secrets_file.write_text(
         "[auth]\n"
         'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'  # Streamlit fills in its port
-        f'cookie_secret = "{secrets.token_hex(32)}"\n'
+        f'cookie_secret = "{COOKIE_SECRET}"\n'
         f'client_id = "{idp.client_id}"\n'
         f'client_secret = "{CLIENT_SECRET}"\n'
         f'server_metadata_url = "{idp.metadata_url}"\n'
@@ -229,3 +229,10 @@ def test_a_callback_this_login_did_not_ask_for_is_refused(app, idp, outsider, sw
     if swap == "injected_code":
         assert idp.refusals[-1] == "code_verifier"
     assert not [c for c in outsider.context.cookies() if c["name"].startswith("_streamlit_user")]
+
+
+def test_the_server_log_holds_no_secret(app):
+    """After every login above, good and bad: the log names failures, never the client or cookie secret."""
+    log = Path(app.log.name).read_text(encoding="utf-8")
+    assert "OAuth token exchange failed" in log  # the refused logins were logged
+    assert CLIENT_SECRET not in log and COOKIE_SECRET not in log
