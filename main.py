@@ -19,7 +19,7 @@ if hosting.hosted():  # demo/team: Streamlit's own error boxes show no details e
 st.session_state.setdefault(ui.SIDEBAR_WORKSPACE, str(workspace_dir()))
 ws = ui.current_workspace()
 if not hosting.signed_in(ws):  # team mode: nothing but the sign-in screen until signed in
-    st.navigation([st.Page(hosting.sign_in_screen, title="Sign in", url_path="sign-in")], position="hidden").run()
+    hosting.sign_in_navigation([spec.url_path for spec in ui.PAGES]).run()
     st.stop()
 
 sections: dict[str, list] = {}

@@ -33,7 +33,7 @@ if code in identity.retired_codes(store):
 if source != "login":
     st.session_state[auth.K_RATER] = code
     st.query_params[identity.QUERY_PARAM] = code
-role = identity.get_role(store, code)
+role = auth.role_of(store, code, source)
 if st.session_state.get(auth.K_ROLE) != role:
     st.session_state[auth.K_ROLE] = role
     if role in identity.REVIEW_ROLES:

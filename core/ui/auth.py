@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from core.labeling import identity
+from core.settings import env
 
 if TYPE_CHECKING:
     from core.labeling.store import LabelStore
@@ -22,12 +23,37 @@ LABELING_URL_PATHS = ("labeling", "label-review")
 
 
 def login_email() -> str | None:
-    """The signed-in user's e-mail when ``st.login`` is configured and used."""
+    """The signed-in user's e-mail when ``st.login`` is configured and used, and its id_token was
+    issued to this app (:func:`issued_to_us`)."""
     try:
         email = st.user.get("email") if st.user.is_logged_in else None
-        return email if isinstance(email, str) else None
+        return email if isinstance(email, str) and issued_to_us() else None
     except Exception:  # noqa: BLE001 - st.login not configured
         return None
+
+
+def issued_to_us() -> bool:
+    """Whether the signed-in user's id_token names this app's ``client_id`` in its ``aud`` claim.
+
+    OpenID Connect Core §3.1.3.7 requires it; Authlib (which Streamlit's ``/oauth2callback`` uses)
+    accepts a token for another audience when its ``azp`` names this client. ``st.user`` carries
+    the id_token's claims and the provider's name, so the app checks it here.
+    """
+    section = st.secrets.get("auth") or {}
+    provider = str(st.user.get("provider") or "default")
+    client_id = (section.get(provider) or {}).get("client_id") or (
+        section.get("client_id") if provider == "default" else None)
+    aud = st.user.get("aud")
+    return bool(client_id) and client_id in (aud if isinstance(aud, list) else [aud])
+
+
+def refused_login() -> bool:
+    """True when the provider signed someone in whom the app does not accept (no e-mail, or an
+    id_token issued to another app)."""
+    try:
+        return bool(st.user.is_logged_in) and login_email() is None
+    except Exception:  # noqa: BLE001 - st.login not configured
+        return False
 
 
 def auth_configured() -> bool:
@@ -36,6 +62,19 @@ def auth_configured() -> bool:
         return "auth" in st.secrets
     except Exception:  # noqa: BLE001 - no secrets file
         return False
+
+
+def login_admins() -> set[str]:
+    """The lower-cased e-mails of ``$WORKBENCH_ADMINS``: ``st.login`` users who are admins."""
+    return {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
+
+
+def role_of(store: LabelStore, code: str, source: str) -> str:
+    """The labeling role of ``code``: a signed-in (``source == "login"``) e-mail of
+    ``$WORKBENCH_ADMINS`` is an admin; a typed code never is by that list (anyone can type it)."""
+    if source == "login" and code.strip().lower() in login_admins():
+        return "admin"
+    return identity.get_role(store, code)
 
 
 def resolve() -> tuple[str, str] | None:
@@ -78,8 +117,9 @@ def sign_in(store: LabelStore) -> tuple[str, str, str] | None:
             sign_in_form()
             return None
         code = me.code
-        st.session_state.update({K_RATER: code, K_ROLE: me.role, K_COOKIE_SET: False})
-        if me.role in identity.REVIEW_ROLES:
+        role = role_of(store, code, source)
+        st.session_state.update({K_RATER: code, K_ROLE: role, K_COOKIE_SET: False})
+        if role in identity.REVIEW_ROLES:
             st.rerun()  # the frame drew the sidebar before the role was known: adjudicators get its controls
     remember(code, source)
     return code, source, st.session_state[K_ROLE]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -127,8 +128,9 @@ def show_breakdowns(rep: dict[str, Any], goal: float) -> None:
         frame = breakdown_frame(rep, key)
         with col:
             st.subheader(f"By {key}")
-            st.vega_lite_chart(ui.chart_spec(("gold-breakdown", key, goal, report_key(rep)), lambda f=frame, t=title:
-                                             charts.breakdown_chart(f, goal=goal, title=t.lower())), width="stretch")
+            st.vega_lite_chart(ui.chart_spec(("gold-breakdown", key, goal, report_key(rep)),
+                                             partial(charts.breakdown_chart, frame, goal=goal, title=title.lower())),
+                               width="stretch")
             st.dataframe(frame.rename({"group": key}), hide_index=True, placeholder="—", width="stretch", column_config={
                 "overall_score": st.column_config.NumberColumn("overall", format="%.3f"), "accuracy": SCORE,
                 "pass_rate": st.column_config.NumberColumn("pass rate", format="percent")})

@@ -24,6 +24,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.labeling.identity import admin_codes, get_role
+from core.labeling.render import escape_markdown
 from core.limits import TokenBucket
 from core.settings import deployment_mode, env, labels_storage, labels_url, rate_limit, redact
 from core.ui import auth
@@ -104,8 +105,7 @@ def _login_role(email: str, ws: Workspace) -> str:
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when a team login is checked
     from core.labeling.store import open_store, store_exists
 
-    admins = {a.strip().lower() for a in (env("WORKBENCH_ADMINS") or "").split(",") if a.strip()}
-    if email in admins or email in admin_codes():
+    if email in auth.login_admins() or email in admin_codes():
         return "admin"
     if store_exists(ws.root) and get_role(open_store(ws.root), email) == "admin":
         return "admin"
@@ -344,6 +344,9 @@ def sign_in_screen() -> None:
                 unsafe_allow_javascript=True)
     has_code = bool(secret("WORKBENCH_ACCESS_CODE") or secret("WORKBENCH_ADMIN_CODE"))
     if auth.auth_configured():
+        if auth.refused_login():
+            st.error("That sign-in was not accepted (no e-mail address, or a token issued to another app): "
+                     "log in again.")
         st.button("Log in", on_click=st.login, type="primary", key="hosted.login")
     if not has_code:
         if not auth.auth_configured():
@@ -354,6 +357,14 @@ def sign_in_screen() -> None:
         st.form_submit_button("Sign in", type="primary", on_click=_check_code, key="hosted.sign_in_submit")
     if st.session_state.get(K_SIGNIN_ERROR):
         st.error(st.session_state[K_SIGNIN_ERROR])
+
+
+def sign_in_navigation(url_paths: list[str]) -> Any:
+    """The navigation of a signed-out team session: the sign-in screen only, also under every
+    page's ``url_paths`` (a shared link to a page shows it, not Streamlit's "Page not found")."""
+    pages = [st.Page(sign_in_screen, title="Sign in", url_path="sign-in", default=True)]
+    pages += [st.Page(sign_in_screen, title="Sign in", url_path=path) for path in url_paths if path]
+    return st.navigation(pages, position="hidden")
 
 
 def sign_out() -> None:
@@ -380,14 +391,18 @@ def run_page(page: Any) -> None:
 
 
 def sidebar_account(ws: Workspace) -> None:
-    """Team mode: the signed-in role and a sign-out button in the sidebar."""
+    """Team mode: the signed-in role (and e-mail, for an ``st.login`` user) and a sign-out button in the sidebar."""
     if mode() != "team":
         return
     token = st.session_state.pop(K_SET_COOKIE, None)
     if token:  # a signed token of letters, digits and dots only (team_token)
         st.html(f"<script>document.cookie = '{TEAM_COOKIE}={token}; path=/; max-age={TEAM_COOKIE_DAYS * 86400}; "
                 "SameSite=Strict';</script>", unsafe_allow_javascript=True)
-    st.caption(f"Signed in as a team {team_role(ws) or 'guest'}.")
+    role, email = team_role(ws) or "guest", auth.login_email() if auth.auth_configured() else None
+    if email:  # an st.login user: their e-mail, shown literally
+        st.caption(f"Signed in as **{escape_markdown(email)}**, a team {role}.")
+    else:
+        st.caption(f"Signed in as a team {role}.")
     st.button("Sign out", on_click=sign_out, key="hosted.sign_out", type="tertiary")
 
 

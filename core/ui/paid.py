@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.labeling.identity import admin_codes, get_role
+from core.ui.auth import login_admins, login_email
 from core.workspace import Workspace
 
 
@@ -34,10 +35,10 @@ def paid_refusal(ws: Workspace) -> str | None:
         return hosting.admin_refusal(ws, "run a paid judge or model")
     if not auth_configured():
         return None
-    if not st.user.get("is_logged_in", False):
+    email = (login_email() or "").strip().lower()
+    if not email:
         return "Sign in as an admin to run a paid judge (sign-in is configured for this workbench)."
-    email = str(st.user.get("email") or "").strip().lower()
-    if email in admin_codes():
+    if email in admin_codes() or email in login_admins():
         return None
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when a signed-in role is checked
     from core.labeling.store import open_store, store_exists
