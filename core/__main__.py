@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import sys
 
+from core.cli import main as cli_main
+
 
 def main() -> int:
     """Run the command line with ``sys.argv`` (the ``workbench`` console script calls this)."""
-    from core.cli import main as cli_main
-
     return cli_main()
 
 

@@ -10,7 +10,9 @@ read and cut off by the next append; a broken line anywhere else is an error nam
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -21,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import yaml
+
+from core.errors import DataError
 
 
 def _current_umask() -> int:
@@ -99,8 +104,6 @@ def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one atomic step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
     system cannot (then the caller falls back to two renames)."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         fn = libc.renameat2
     except (OSError, AttributeError):
@@ -235,8 +238,6 @@ def read_jsonl_log(path: str | Path) -> LogRows:
     ...
     core.errors.DataError: ...log.jsonl:2: not valid JSON (...)
     """
-    from core.errors import DataError
-
     path = Path(path)
     out = LogRows()
     if not path.exists():
@@ -290,8 +291,6 @@ def parse_json_text(text: str, *, path: str | Path | None = None, line: int | No
     """``json.loads`` whose every failure is a :class:`core.errors.DataError` naming file and line:
     invalid JSON, nesting too deep for the parser, and an escaped lone surrogate (``"\\ud800"``,
     which no UTF-8 file, Parquet column or database can store)."""
-    from core.errors import DataError
-
     if not _LONG_DIGITS.search(text):  # orjson (4-5x json's speed) reads such a number as a float
         try:
             obj = orjson.loads(text)
@@ -312,8 +311,6 @@ def parse_json_text(text: str, *, path: str | Path | None = None, line: int | No
 
 def _checked_surrogates(obj: Any, text: str, path: str | Path | None, line: int | None) -> Any:
     """``obj``, unless ``text`` escapes a lone UTF-16 surrogate (a DataError)."""
-    from core.errors import DataError
-
     if _ESCAPED_SURROGATE.search(text):
         bad = _lone_surrogate(obj)
         if bad is not None:
@@ -324,8 +321,6 @@ def _checked_surrogates(obj: Any, text: str, path: str | Path | None, line: int 
 
 def read_json(path: str | Path) -> Any:
     """Parse a JSON file; invalid JSON raises :class:`core.errors.DataError` naming file and line."""
-    from core.errors import DataError
-
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -336,8 +331,6 @@ def read_json(path: str | Path) -> Any:
 
 def sha256_file(path: str | Path, *, chunk: int = 1 << 20) -> str:
     """Hex sha256 of a file's bytes."""
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
@@ -348,8 +341,6 @@ def sha256_file(path: str | Path, *, chunk: int = 1 << 20) -> str:
 def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) of a JSONL file; blank and ``#`` lines are skipped, a UTF-8 BOM is
     accepted, and bad bytes, bad JSON and lone surrogates are DataErrors naming the line."""
-    from core.errors import DataError
-
     with open(path, "rb") as fh:
         for n, data in enumerate(fh, start=1):
             try:
@@ -370,9 +361,6 @@ def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     """A YAML file whose top level is a mapping; every failure is a DataError naming the file (and
     the line of a syntax error)."""
-    import yaml
-
-    from core.errors import DataError
 
     path = Path(path)
     try:

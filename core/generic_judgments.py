@@ -18,6 +18,7 @@ from typing import Any
 
 import polars as pl
 
+from core.datasets import scan_reviews
 from core.errors import DataError
 from core.files import jsonl_objects
 from core.judgments import append_judgments, now_iso
@@ -39,8 +40,6 @@ def is_generic_layout(path: str | Path) -> bool:
 
 
 def _review_keys(ws: Workspace, dataset: str) -> dict[tuple[str, str], int]:
-    from core.datasets import scan_reviews
-
     keys = scan_reviews(ws, dataset).select("business_id", "review_id", pl.col("idx").cast(pl.Int64)).collect()
     return {(b, r): i for b, r, i in keys.iter_rows()}
 

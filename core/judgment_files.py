@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from core.datasets import scan_restaurants, write_dataset
+from core.datasets import scan_restaurants, scan_reviews, write_dataset
 from core.errors import DataError, WorkbenchError
 from core.files import read_json, write_json_atomic
 from core.judgments import (
@@ -184,8 +184,6 @@ def _match_existing(ws: Workspace, dataset: str, reviews: pl.DataFrame) -> tuple
     Each unmatched row says why: restaurant not in the dataset, ambiguous name, no such idx,
     date or stars differ.
     """
-    from core.datasets import scan_reviews
-
     rest = _restaurants_of(ws, dataset)
     ambiguous = set(rest.filter(pl.col("name_key").is_duplicated())["name_key"].to_list())
     rest = rest.filter(~pl.col("name_key").is_in(list(ambiguous))).drop("name")

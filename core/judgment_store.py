@@ -40,7 +40,9 @@ import polars as pl
 
 from core.datasets import scan_restaurants, scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
-from core.files import append_jsonl, read_json, read_jsonl_log, write_json_atomic
+from core.files import append_jsonl, read_json, read_jsonl_log, write_json_atomic, write_jsonl_atomic
+from core.keyword_index import INDEX_FILE, index_stats, text_hashes
+from core.locks import judge_lock
 from core.settings import require_writable
 from core.tasks import Task, get_task
 from core.workspace import Workspace, is_valid_name
@@ -185,8 +187,6 @@ def append_judgments(ws: Workspace, dataset: str, task: str, judge: str, records
 def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:
     """``business_id, idx, current_hash``: the text hash of each review key in ``keys`` as the
     dataset stores it now (null where the review has no text or is gone). Hashes only those rows."""
-    from core.keyword_index import INDEX_FILE, index_stats, text_hashes
-
     wanted = keys.select("business_id", pl.col("idx").cast(pl.Int64)).unique()
     if wanted.height == 0:
         return wanted.with_columns(pl.lit(None, pl.String).alias("current_hash"))
@@ -226,9 +226,6 @@ def stale_count(ws: Workspace, dataset: str, task: str, judge: str) -> int:
 def prune_stale(ws: Workspace, dataset: str, task: str, judge: str) -> dict[str, Any]:
     """Retire a judge's stale judgments: the log is rewritten (atomically, under the judge's run
     lock) without them and they are appended to ``_retired/{judge_file}.jsonl``. Returns counts."""
-    from core.files import write_jsonl_atomic
-    from core.locks import judge_lock
-
     get_task(task)
     path = judgment_path(ws, dataset, task, judge)
     with judge_lock(ws, dataset, task, judge):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from core.errors import WorkbenchError
+from core.errors import UnknownNameError, WorkbenchError
 from core.execution import AppendLog
 from core.files import append_jsonl, read_jsonl_log
 from core.settings import env, openai_settings, redact, require_writable
@@ -440,8 +440,6 @@ def endpoints() -> dict[str, Endpoint]:
 
 def get_endpoint(name: str | None) -> Endpoint:
     """The endpoint ``name`` (None: default); an unknown name lists the valid ones."""
-    from core.errors import UnknownNameError
-
     table = endpoints()
     if (name or "default") not in table:
         raise UnknownNameError("endpoint", str(name), list(table))

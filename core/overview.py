@@ -16,6 +16,8 @@ import polars as pl
 from core import browse
 from core.db import Database
 from core.errors import WorkbenchError
+from core.ground_truth import list_gt_files
+from core.tasks import list_tasks
 from core.workspace import Workspace
 
 SectionBuilder = Callable[[Workspace, Database], "pl.DataFrame | None"]
@@ -23,8 +25,6 @@ SectionBuilder = Callable[[Workspace, Database], "pl.DataFrame | None"]
 
 def tasks_section(ws: Workspace, db: Database) -> pl.DataFrame:
     """Every registered task with its keywords, formulas and policies."""
-    from core.tasks import list_tasks
-
     return pl.DataFrame([
         {"task": t.task_id, "name": t.name, "keywords": len(t.keywords),
          "formulas": ", ".join(t.formulas), "policies": ", ".join(t.policies)}
@@ -34,6 +34,7 @@ def tasks_section(ws: Workspace, db: Database) -> pl.DataFrame:
 
 def judging_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
     """Per dataset and task: keyword matches and each judge's judgments (GT judge marked)."""
+    # deferred: core.judgments and core.keyword_index pull in pandas (~500 ms), only needed when judging_section() runs
     from core.judgments import list_judges
     from core.keyword_index import index_stats
 
@@ -54,8 +55,6 @@ def judging_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
 
 def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
     """GT files in the workspace, exported or imported."""
-    from core.ground_truth import list_gt_files
-
     files = list_gt_files(ws)
     if not files:
         return None
@@ -88,6 +87,7 @@ def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
 
 def labeling_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
     """Labeling projects with items, ratings and coverage (None when there is no label store)."""
+    # deferred: core.labeling.items, .reports and .store pull in sqlalchemy (~350 ms), only needed when labeling_section() runs
     from core.labeling.items import list_projects
     from core.labeling.reports import project_summary
     from core.labeling.store import open_store, store_exists

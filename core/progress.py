@@ -70,6 +70,7 @@ def cli_progress(desc: str, *, enabled: bool = True, stream: TextIO | None = Non
         with log_progress(desc, stream=out) as update:
             yield update
         return
+    # deferred: heavy optional import (tqdm, ~50 ms), only needed when cli_progress() runs
     from tqdm import tqdm
 
     bar = tqdm(total=0, desc=desc, file=out, unit="", dynamic_ncols=True, leave=True)

@@ -11,6 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from core.errors import ReadOnlyError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WORKSPACE = PROJECT_ROOT / "data" / "demo"
@@ -96,8 +99,6 @@ def secret_values() -> list[str]:
 
 
 def _url_password(url: str) -> str | None:
-    from urllib.parse import unquote, urlsplit
-
     try:
         password = urlsplit(url).password
     except ValueError:
@@ -179,8 +180,6 @@ def require_writable(action: str) -> None:
         ReadOnlyError: the deployment is a read-only demo.
     """
     if read_only():
-        from core.errors import ReadOnlyError
-
         raise ReadOnlyError(f"this is a read-only demo: cannot {action} (WORKBENCH_MODE=demo)")
 
 
@@ -213,8 +212,6 @@ def labels_storage(url: str) -> tuple[str, bool]:
     >>> labels_storage("sqlite:////srv/ws/labels.sqlite")[1]
     False
     """
-    from urllib.parse import urlsplit
-
     parts = urlsplit(url)
     scheme = parts.scheme.split("+")[0]
     if scheme == "sqlite":

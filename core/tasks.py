@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import DataError, UnknownNameError
 from core.files import read_yaml_mapping
 from core.registry import Registry
+from core.workspace import Workspace
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
@@ -271,8 +272,6 @@ def _stamp(folder: Path) -> tuple:
 
 def workspace_task_dir(ws: Workspace | None = None) -> Path:
     """``tasks/`` of ``ws`` (default: the workspace of the settings)."""
-    from core.workspace import Workspace
-
     return (ws or Workspace.resolve()).root / WORKSPACE_TASKS
 
 

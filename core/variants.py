@@ -27,7 +27,7 @@ from typing import Any
 
 from core.errors import DataError, UnknownNameError
 from core.files import read_json, write_json_atomic
-from core.ground_truth import Formula, Policy, get_definition
+from core.ground_truth import FORMULAS, POLICY_IDS, Formula, Policy, get_definition
 from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
@@ -343,8 +343,6 @@ def resolve_definition(ws: Workspace | None, name: str) -> ResolvedDefinition:
         d = get_definition(name, ws)
     except UnknownNameError:
         if ws is None or not variant_path(ws, name).exists():
-            from core.ground_truth import FORMULAS, POLICY_IDS
-
             saved = [v.name for v in list_variants(ws)] if ws is not None else []
             raise UnknownNameError("formula, policy or saved variant", name,
                                    [*FORMULAS, *POLICY_IDS(ws=ws), *saved]) from None

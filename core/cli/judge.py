@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _factories(args: argparse.Namespace) -> tuple[Any, Any]:
     """(openai judge factory, batch judge factory) sharing one client and the workspace cache."""
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.judging.openai_judge import OpenAIJudge
     from core.llm import make_client, workspace_cache
     from core.tasks import get_task
@@ -80,6 +81,7 @@ def _factories(args: argparse.Namespace) -> tuple[Any, Any]:
 
 
 def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.judging.ensemble import build_ensemble
     from core.judging.heuristic import HeuristicJudge
 
@@ -88,6 +90,7 @@ def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
     if args.judge == "openai":
         return openai_judge(task, seed=args.seed)
     if args.judge == "cues":
+        # deferred: only the `judge` command needs it (CLI start-up)
         from core.judging.cues import CueJudge
 
         return CueJudge(task)
@@ -95,6 +98,7 @@ def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
 
 
 def _low_confidence(args: argparse.Namespace) -> int:
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.judging.ensemble import low_confidence, parse_ensemble_spec
 
     judge_id = args.judge_id or (f"ensemble-{parse_ensemble_spec(args.ensemble)[0]}" if args.ensemble else None)
@@ -109,6 +113,7 @@ def _low_confidence(args: argparse.Namespace) -> int:
 
 
 def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.judging.batch import collect_batch
 
     with cli_progress("collect", enabled=not args.no_progress and not args.json) as progress:
@@ -119,6 +124,7 @@ def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.judging.batch import collect_pending, submit_batch
     from core.judging.runner import execute_judging, plan_judging
     from core.locks import judge_lock

@@ -51,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    # deferred: only the `judgments` command needs it (CLI start-up)
     from core.generic_judgments import is_generic_layout
 
     if is_generic_layout(args.path):
@@ -78,6 +79,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _run_import_generic(args: argparse.Namespace) -> int:
+    # deferred: only the `judgments` command needs it (CLI start-up)
     from core.generic_judgments import import_generic_judgments
 
     if not args.judge or not args.task:

@@ -267,6 +267,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 def cmd_consensus(args: argparse.Namespace) -> int:
     store = _store(args)
     project = _project(store, args.project)
+    # deferred: only the `labels` command needs it (CLI start-up)
     from core.labeling.agreement import json_safe
 
     frame = cons.compute_consensus(store, project, include_models=args.include_models)

@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    # deferred: only the `policies` command needs it (CLI start-up)
     from core.ground_truth.addm_import import import_policies
 
     report = import_policies(args.workspace, args.paths, args.terms)
@@ -41,6 +42,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    # deferred: only the `policies` command needs it (CLI start-up)
     from core.ground_truth.policy_loader import list_policies
 
     rows = [{"policy_id": p.policy_id, "task": p.task, "kind": "scoring" if p.has_scoring else "rules",
@@ -52,12 +54,14 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def _pkg() -> str:
+    # deferred: only the `policies` command needs it (CLI start-up)
     from core.ground_truth.policy_loader import POLICY_DIR
 
     return str(POLICY_DIR)
 
 
 def run_show(args: argparse.Namespace) -> int:
+    # deferred: only the `policies` command needs it (CLI start-up)
     from core.ground_truth.policy_loader import get_policy
     from core.ground_truth.policy_text import describe_policy
 

@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
             f"{status['elapsed_s']:.1f} s\n{plan.run_dir}")
     results = plan.run_dir / "results.json"
     if status["status"] == "finished" and results.exists():  # the scores, as `show` prints them
+        # deferred: only the `run` command needs it (CLI start-up)
         from core.files import read_json
         from core.metrics.summary import format_summary
 

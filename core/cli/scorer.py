@@ -61,6 +61,7 @@ def _figures(s: dict[str, Any]) -> str:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
+    # deferred: only the `scorer` command needs it (CLI start-up)
     from core.labeling.items import get_project
     from core.labeling.store import open_store
     from core.scorer import data, model
@@ -84,6 +85,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    # deferred: only the `scorer` command needs it (CLI start-up)
     from core.scorer import model
     from core.study import scoring
 
@@ -96,6 +98,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    # deferred: only the `scorer` command needs it (CLI start-up)
     from core.labeling.items import get_project
     from core.labeling.store import open_store
     from core.scorer import apply, model

@@ -72,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def cmd_grid(args: argparse.Namespace) -> int:
+    # deferred: only the `study` command needs it (CLI start-up)
     from core.study import grid
     from core.study.runs import GRID_FILE, study_dir
 
@@ -89,6 +90,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    # deferred: only the `study` command needs it (CLI start-up)
     from core.files import write_jsonl_atomic
     from core.labeling.sources import detect_format
     from core.study import grid, runs
@@ -127,6 +129,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
+    # deferred: only the `study` command needs it (CLI start-up)
     from core.study import grid
     from core.study.collect import collect_responses, plan_collection
     from core.study.responders import make_responder
@@ -145,6 +148,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    # deferred: only the `study` command needs it (CLI start-up)
     from core.labeling.store import open_store
     from core.study import audit
     from core.study.runs import read_run
@@ -170,11 +174,13 @@ def _f(x: Any, d: int = 3, sign: str = "+") -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    # deferred: only the `study` command needs it (CLI start-up)
     from core.labeling.agreement import DEFAULT_BIN_THRESHOLD, json_safe
     from core.study import analysis
 
     audit_frames, labels = None, analysis.DEFAULT_BIN_LABELS
     if args.project:
+        # deferred: only the `study` command needs it (CLI start-up)
         from core.labeling.items import get_project
         from core.labeling.store import open_store
         from core.study.audit import audit_results
@@ -201,6 +207,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    # deferred: only the `study` command needs it (CLI start-up)
     from core.study.runs import GRID_FILE, list_studies, study_dir
 
     rows: list[dict[str, Any]] = []

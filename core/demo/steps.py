@@ -9,7 +9,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from core.files import write_text_atomic
+from core.gold.demo import write_demo_gold
+from core.ground_truth.export import export_gt
 from core.progress import Progress, no_progress
+from core.tasks import get_task
 from core.workspace import Workspace
 
 DEMO_DATASET = "demo"
@@ -25,8 +29,6 @@ TASK_DATA = Path(__file__).resolve().parent / "task_data"
 
 def tasks_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Install the demo's own tasks and policies (``core/demo/task_data``) into the workspace."""
-    from core.files import write_text_atomic
-
     for kind in ("tasks", "policies"):
         for path in sorted((TASK_DATA / kind).glob("*.yaml")):
             write_text_atomic(ws.root / kind / path.name, path.read_text(encoding="utf-8"))
@@ -34,6 +36,7 @@ def tasks_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 
 def index_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Build the keyword index of every task over the demo reviews."""
+    # deferred: core.keyword_index pulls in pandas (~500 ms), only needed when index_step() runs
     from core.keyword_index import build_index
 
     build_index(ws, DEMO_DATASET, progress=progress or no_progress)
@@ -42,9 +45,9 @@ def index_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 def judge_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Judge the keyword-matched reviews with both offline heuristic judges (v1 kept for the
     "Compare judges" view) and make heuristic-v2 the GT judge."""
+    # deferred: core.judging and core.judgments pull in pandas (~500 ms), only needed when judge_step() runs
     from core.judging import execute_judging, make_judge, plan_judging
     from core.judgments import set_gt_judge
-    from core.tasks import get_task
 
     for kind in ("heuristic", "heuristic-v2"):
         judge = make_judge(kind, get_task(DEMO_TASK))
@@ -59,8 +62,6 @@ def judge_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 
 def gt_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Write GT files for K = 25/50/100/200 of each demo definition under ``gt/demo/{task}/``."""
-    from core.ground_truth.export import export_gt
-
     progress = progress or no_progress
     jobs = [(DEMO_TASK, d) for d in DEMO_GT_DEFINITIONS] + [(t, d) for t, ds in DEMO_TOPIC_GT.items() for d in ds]
     for i, (task, definition) in enumerate(jobs):
@@ -71,6 +72,7 @@ def gt_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> No
 
 def labels_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """A labeling project with synthetic items and ratings from three demo raters."""
+    # deferred: core.labeling.demo pulls in sqlalchemy (~350 ms), only needed when labels_step() runs
     from core.labeling.demo import seed_demo_labels
 
     seed_demo_labels(ws, seed=seed, progress=progress or no_progress)
@@ -79,6 +81,7 @@ def labels_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -
 def study_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """The perspective study on a small grid: offline answers, a trained scorer, a scored run and a
     blinded audit rated by the demo raters (see :mod:`core.study.demo`)."""
+    # deferred: core.study.demo pulls in sqlalchemy (~350 ms), only needed when study_step() runs
     from core.study.demo import seed_study_demo
 
     seed_study_demo(ws, seed=seed, progress=progress or no_progress)
@@ -86,8 +89,6 @@ def study_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 
 def gold_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """The demo gold set (Norwegian glossary questions), the offline model's answers and three reports."""
-    from core.gold.demo import write_demo_gold
-
     write_demo_gold(ws, progress=progress or no_progress)
 
 
@@ -101,6 +102,7 @@ DEMO_RUN_BOOT = 200  # bootstrap resamples of the demo runs' intervals (a run's 
 
 def runs_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Method runs with the offline heuristic model and the baselines, scored against the GT files."""
+    # deferred: core.methods and core.runs pull in pandas (~500 ms), only needed when runs_step() runs
     from core.methods import make_model
     from core.runs import RunConfig, execute_run, plan_run
 

@@ -19,6 +19,8 @@ One registry (:data:`ACCURACY_METHODS`); each method scores a whole set at once:
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from core.errors import WorkbenchError
+from core.llm import describe_error, make_client, parse_json_content
 from core.progress import Progress, no_progress
 from core.registry import Registry
 from core.settings import env
@@ -131,6 +134,7 @@ def tfidf_similarity(predicted: Sequence[str], expected: Sequence[str], *,
     # deferred: heavy optional import (scikit-learn, ~1 s), only needed when the tfidf accuracy is computed
     from sklearn.feature_extraction.text import TfidfTransformer
 
+    # deferred: core.gold.ngrams pulls in scipy (~200 ms), only needed when tfidf_similarity() runs
     from core.gold.ngrams import char_wb_counts
 
     _check_pairs(predicted, expected)
@@ -195,9 +199,6 @@ def tfidf_similarity_python(predicted: Sequence[str], expected: Sequence[str], *
     The slow reference of the tests and the baseline of ``bench/gold.py``: smooth IDF
     ``ln((1 + n) / (1 + df)) + 1`` over ``fit_on``, sublinear tf ``1 + ln(tf)``, L2 norm, dot product.
     """
-    import math
-    from collections import Counter
-
     corpus = [t for t in (fit_on if fit_on is not None else expected) if t.strip()]
     df: Counter[str] = Counter()
     for text in corpus:
@@ -284,8 +285,6 @@ def make_embedder(model: str | None = None, *, client: Any = None, cache: Any = 
     if name.startswith("local:"):
         return LocalEmbedder(name.removeprefix("local:"))
     if client is None:
-        from core.llm import make_client
-
         client = make_client()
     return OpenAIEmbedder(client, name, cache)
 
@@ -352,8 +351,6 @@ def parse_judge_answer(content: str) -> tuple[float, str]:
     >>> parse_judge_answer('{"score": 1.3, "reasoning": "same"}')
     (1.0, 'same')
     """
-    from core.llm import parse_json_content
-
     data, error = parse_json_content(content)
     if error is not None:
         raise ValueError(error)
@@ -363,8 +360,6 @@ def parse_judge_answer(content: str) -> tuple[float, str]:
 
 
 def _llm_judge(predicted: Sequence[str], expected: Sequence[str], ctx: AccuracyContext) -> AccuracyResult:
-    from core.llm import describe_error
-
     _check_pairs(predicted, expected)
     if ctx.llm is None:
         raise WorkbenchError("the llm-judge method needs a judge model (--accuracy-model)")

@@ -15,6 +15,7 @@ from typing import Any
 from core.errors import DataError
 from core.files import jsonl_objects, write_jsonl_atomic
 from core.gold.items import GoldItem
+from core.llm import describe_error
 from core.progress import Progress, no_progress
 from core.settings import require_writable
 
@@ -68,8 +69,6 @@ def model_answers(items: Sequence[GoldItem], llm: Any, *, progress: Progress = n
     Answers come from the LLM's cache when it has them (a rerun after a kill repeats no finished
     call); a call that fails once the client's retries are spent is recorded on its sample.
     """
-    from core.llm import describe_error
-
     out: dict[str, Answer] = {}
     for i, item in enumerate(items):
         try:

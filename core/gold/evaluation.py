@@ -15,6 +15,7 @@ from core.gold.answers import Answer, expected_answers, model_answers, read_answ
 from core.gold.items import GoldItem, load_gold_files
 from core.gold.report import evaluate
 from core.gold.scoring import GoldConfig
+from core.llm import LLM, make_client, workspace_cache
 from core.progress import Progress, no_progress
 from core.settings import env
 from core.workspace import Workspace
@@ -50,8 +51,6 @@ class EvalRequest:
 
 def make_llm(ws: Workspace | None, model: str, client: Any = None) -> Any:
     """A :class:`core.llm.LLM` for ``model`` with the workspace's response cache (temperature 0)."""
-    from core.llm import LLM, make_client, workspace_cache
-
     return LLM(client or make_client(), model, cache=workspace_cache(ws) if ws is not None else None, temperature=0)
 
 

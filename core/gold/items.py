@@ -13,7 +13,7 @@ either returns every item or raises, it never returns part of a file.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -148,8 +148,6 @@ def load_gold_files(paths: Sequence[str | Path]) -> list[GoldItem]:
 
 
 def _with_id(item: GoldItem, sample_id: str) -> GoldItem:
-    from dataclasses import replace
-
     return replace(item, sample_id=sample_id)
 
 

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.errors import DataError
 from core.files import read_json, write_json_atomic
 from core.gold.accuracy import ACCURACY_METHODS, AccuracyContext
 from core.gold.answers import Answer
@@ -151,8 +152,6 @@ def check_report(report: Any, *, path: str | Path | None = None) -> dict[str, An
     Raises:
         DataError: a key missing, naming the file and the field.
     """
-    from core.errors import DataError
-
     if not isinstance(report, dict):
         raise DataError("a gold report must be a JSON object", path=path)
     for key in REPORT_KEYS:

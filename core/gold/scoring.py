@@ -16,6 +16,7 @@ from typing import Any
 
 from core.errors import DataError
 from core.files import read_json
+from core.gold.accuracy import ACCURACY_METHODS
 
 # Named citation patterns; a set chooses among them (or adds its own) in gold.json.
 CITATION_PATTERNS: dict[str, str] = {
@@ -206,8 +207,6 @@ def parse_citation_patterns(value: Any, *, path: Path) -> tuple[tuple[str, str],
 
 def config_from_dict(raw: Any, *, path: Path, base: GoldConfig | None = None) -> GoldConfig:
     """A :class:`GoldConfig` from a parsed ``gold.json`` (fields not given keep ``base``'s values)."""
-    from core.gold.accuracy import ACCURACY_METHODS
-
     cfg = base or GoldConfig()
     if not isinstance(raw, dict):
         raise DataError("expected a JSON object", path=path)

@@ -35,6 +35,8 @@ def send_to_labeling(ws: Workspace, report: dict[str, Any], *, report_name: str,
     check_name("project", project)
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when answers are sent
     from core.labeling import items as labeling_items
+
+    # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when send_to_labeling() runs
     from core.labeling.store import open_store
 
     store = open_store(ws.root)

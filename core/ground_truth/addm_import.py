@@ -13,6 +13,7 @@ Nothing is written for a file that fails.
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,9 @@ import yaml
 
 from core.errors import DataError
 from core.files import read_yaml_mapping, write_text_atomic
+from core.ground_truth.policy_loader import POLICY_DIR, load_policy_file
 from core.settings import require_writable
+from core.tasks import TASK_ID_RE, load_task_file
 from core.workspace import Workspace
 
 RELEVANCE_FIELD = "is_relevant"
@@ -379,8 +382,6 @@ def _policy_files(paths: Iterable[str | Path]) -> list[Path]:
 
 def task_document(topic: str, items: list[Imported], existing: Mapping[str, Any] | None) -> dict[str, Any]:
     """The task YAML of a topic: the union of its policies' fields, keywords, prompt and scale."""
-    from core.tasks import TASK_ID_RE
-
     fields: dict[str, dict[str, Any]] = {}
     policies: list[str] = list((existing or {}).get("policies") or [])
     keywords: list[str] = list((existing or {}).get("keywords") or [])
@@ -447,8 +448,6 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
     """Import ADDM policy files (or folders of them) into ``ws``: ``policies/{id}.yaml`` and one
     ``tasks/{topic}.yaml`` per topic. A file that fails is reported and leaves nothing behind."""
     require_writable("import policies")
-    from core.ground_truth.policy_loader import POLICY_DIR, load_policy_file
-    from core.tasks import load_task_file
 
     terms = Terms(terms_dir)
     report = ImportReport()
@@ -500,8 +499,6 @@ def _dump(doc: Any) -> str:
 
 def _validate(text: str, target: Path, loader: Any) -> None:
     """Load ``text`` as if it were ``target`` (from a scratch copy) so a bad result is never written."""
-    import tempfile
-
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / target.name
         scratch.write_text(text, encoding="utf-8")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from core.errors import UnknownNameError
 from core.ground_truth.engine import (
     JUDGMENT_KEY,
     aggregate_cumulative,
@@ -27,8 +28,11 @@ from core.ground_truth.engine import (
     prepare_restaurants,
     sorted_ks,
 )
-from core.ground_truth.formulas import VERDICTS, Formula, get_formula
+from core.ground_truth.formulas import FORMULAS, VERDICTS, Formula, get_formula, year_expr
 from core.ground_truth.ks import KSpec, normalize_ks
+from core.ground_truth.policies import Policy
+from core.ground_truth.policy_frame import compute_policy_gt_frame
+from core.ground_truth.policy_loader import policy_registry
 from core.ground_truth.rounding import round_columns
 
 if TYPE_CHECKING:
@@ -119,6 +123,7 @@ def judgments_sha256(judgments: pl.DataFrame) -> str:
 
 def load_restaurants(ws: Workspace, dataset: str) -> pl.DataFrame:
     """The restaurants of ``dataset`` (business_id, name, categories, n_reviews); the lock is verified."""
+    # deferred: core.datasets pulls in pandas (~500 ms), only needed when load_restaurants() runs
     from core.datasets import scan_restaurants
 
     return scan_restaurants(ws, dataset).select("business_id", "name", "categories", "n_reviews").collect()
@@ -126,11 +131,6 @@ def load_restaurants(ws: Workspace, dataset: str) -> pl.DataFrame:
 
 def get_definition(name: str | Formula | Policy, ws: Workspace | None = None) -> Formula | Policy:
     """A formula (``v1``) or a policy (``G1_allergy_V2``, or one in the workspace's ``policies/``) by name."""
-    from core.errors import UnknownNameError
-    from core.ground_truth.formulas import FORMULAS
-    from core.ground_truth.policies import Policy
-    from core.ground_truth.policy_loader import policy_registry
-
     if isinstance(name, Formula | Policy):
         return name
     if name in FORMULAS:
@@ -143,8 +143,8 @@ def get_definition(name: str | Formula | Policy, ws: Workspace | None = None) ->
 
 def newest_review_year(ws: Workspace, dataset: str) -> int | None:
     """The year of the dataset's newest review (the default recency reference of a policy)."""
+    # deferred: core.datasets pulls in pandas (~500 ms), only needed when newest_review_year() runs
     from core.datasets import scan_reviews
-    from core.ground_truth.formulas import year_expr
 
     return scan_reviews(ws, dataset).select(year_expr(pl.col("date").cast(pl.Utf8)).max()).collect().item()
 
@@ -167,13 +167,11 @@ def compute_gt(
     plus the columns ``dataset``, ``task``, ``judgments_sha256``. Pass ``judgments`` to reuse a
     frame already loaded with ``core.judgments.load_judgments``.
     """
-    from core.ground_truth.policies import Policy
-    from core.ground_truth.policy_frame import compute_policy_gt_frame
-
     definition = get_definition(formula, ws)
     if definition.task != task:
         raise ValueError(f"{definition.name} is a {definition.task} definition, not {task}")
     if judgments is None:
+        # deferred: core.judgments pulls in pandas (~500 ms), only needed when compute_gt() runs
         from core.judgments import load_judgments
 
         judgments = load_judgments(ws, dataset, task, judge)

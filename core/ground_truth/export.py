@@ -14,7 +14,7 @@ import polars as pl
 
 from core.ground_truth.compute import compute_gt, get_definition, load_restaurants
 from core.ground_truth.coverage import with_review_counts
-from core.ground_truth.formulas import Formula
+from core.ground_truth.formulas import VERDICTS, Formula
 from core.ground_truth.gt_files import (
     addm_payload,
     formula_incidents,
@@ -46,8 +46,6 @@ def default_layout(definition: str | Formula | Policy, ws: Workspace | None = No
 
 def verdict_scale(definition: str | Formula | Policy, ws: Workspace | None = None) -> tuple[str, ...]:
     """The ordered verdict scale (lowest first) of a formula (Low/High/Critical Risk) or policy."""
-    from core.ground_truth.formulas import VERDICTS
-
     d = get_definition(definition, ws)
     return VERDICTS if isinstance(d, Formula) else d.verdicts
 
@@ -58,6 +56,7 @@ def gt_frame_for_layout(
 ) -> pl.DataFrame:
     """GT of every K with each restaurant's stored review count (``n_reviews_stored``,
     ``short_of_k``); for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
+    # deferred: core.judgments pulls in pandas (~500 ms), only needed when gt_frame_for_layout() runs
     from core.judgments import load_judgments
 
     ks = normalize_ks(ks)

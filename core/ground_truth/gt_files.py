@@ -20,9 +20,12 @@ import polars as pl
 from core.errors import DataError, UnknownNameError
 from core.files import read_json, sha256_file, write_json_atomic, write_text_atomic
 from core.ground_truth.coverage import SHORT, STORED, reviews_used
+from core.ground_truth.engine import aggregate_by_k, k_frame, prepare_judgments
 from core.ground_truth.formulas import VERDICTS, get_formula
 from core.ground_truth.policy_frame import INCIDENT_STRUCT
+from core.ground_truth.policy_loader import get_policy, policy_registry
 from core.settings import require_writable
+from core.workspace import check_name
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import Policy
@@ -115,8 +118,6 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
 def _scale(rows: pl.DataFrame) -> tuple[str, ...]:
     """The verdict scale of a GT frame: its policy's, else the G1a scale."""
     if "policy_id" in rows.columns and rows.height:
-        from core.ground_truth.policy_loader import get_policy
-
         try:
             return get_policy(rows["policy_id"][0]).verdicts
         except UnknownNameError:  # a frame of an unregistered policy keeps the default scale
@@ -161,8 +162,6 @@ def addm_payload(
     verdicts: tuple[str, ...] = VERDICTS
     if is_policy and definition:
         if policy is None:
-            from core.ground_truth.policy_loader import get_policy
-
             policy = get_policy(definition)
         has_scoring, verdicts = policy.has_scoring, policy.verdicts
     extra = {"reference_year": rows["reference_year"][0]} if "reference_year" in rows.columns and rows.height else {}
@@ -178,8 +177,6 @@ def formula_incidents(judgments: pl.DataFrame, formula: str, ks: list[int | None
     """business_id, k, incidents (list of {review_id, idx, severity, base_points, modifiers, total_points})
     of a formula's incident reviews, for writing a formula GT in the ADDM layout; ``constants`` (a
     saved variant's) set the severity points as they set the GT."""
-    from core.ground_truth.engine import aggregate_by_k, k_frame, prepare_judgments
-
     f = get_formula(formula)
     c = f.resolve_constants(constants)
     points = {k: float(v) for k, v in c["SEVERITY_POINTS"].items()}
@@ -221,8 +218,6 @@ def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace
     """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies)."""
     scale: tuple[str, ...] = VERDICTS
     if layout == "addm" and payload.get("policy_id"):
-        from core.ground_truth.policy_loader import policy_registry
-
         registry = policy_registry(ws)
         if payload["policy_id"] in registry:
             scale = registry[payload["policy_id"]].verdicts
@@ -253,7 +248,6 @@ def read_gt_file(path: str | Path, ws: Workspace | None = None) -> tuple[dict[st
 def import_gt_file(ws: Workspace, source: str | Path, *, dataset: str | None = None) -> dict[str, Any]:
     """Validate ``source`` and store a copy under ``gt/imported/``; returns its listing entry."""
     require_writable("import a GT file")
-    from core.workspace import check_name
 
     source = Path(source)
     payload, layout = read_gt_file(source, ws)

@@ -23,6 +23,7 @@ from core.ground_truth.engine import (
 )
 from core.ground_truth.formulas import year_expr
 from core.ground_truth.ks import KSpec, normalize_ks
+from core.ground_truth.policy_loader import get_policy
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import ByK, Condition, Match, Policy
@@ -211,8 +212,6 @@ def compute_policy_gt_frame(
         base_points, modifiers, total_points}), policy_id, formula_version (+ reference_year);
         sorted by (k, name).
     """
-    from core.ground_truth.policy_loader import get_policy
-
     p = get_policy(policy) if isinstance(policy, str) else policy
     klist = normalize_ks(ks)
     valid = prepare_judgments(judgments, (), check_keys=False)  # keys: checked in the aggregation paths

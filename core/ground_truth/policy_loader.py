@@ -8,6 +8,7 @@ A bad file is a :class:`core.errors.DataError` naming the file, line (YAML synta
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ from core.ground_truth.policies import (
     Signal,
     norm,
 )
+from core.registry import Registry
+from core.workspace import Workspace
 
 if TYPE_CHECKING:
     from core.registry import Registry
@@ -163,8 +166,6 @@ def _recency(scoring: Mapping[str, Any], signals: Mapping[str, Signal], src: str
         raise DataError(f"unknown signal {discard.get('signal')!r}", path=src, field="scoring.recency.discard_old.signal")
     ref_date = rec.get("reference_date")
     if ref_date is not None:
-        from datetime import date
-
         try:
             date.fromisoformat(str(ref_date))
         except ValueError:
@@ -202,15 +203,11 @@ def _stamp(folder: Path) -> tuple:
 
 def workspace_policy_dir(ws: Workspace | None = None) -> Path:
     """``policies/`` of ``ws`` (default: the workspace of the settings)."""
-    from core.workspace import Workspace
-
     return (ws or Workspace.resolve()).root / WORKSPACE_POLICIES
 
 
 def policy_registry(ws: Workspace | None = None) -> Registry[Policy]:
     """Every policy: the package's, then the workspace's ``policies/`` (default workspace: settings)."""
-    from core.registry import Registry
-
     reg: Registry[Policy] = Registry("policy")
     for i in _ids(POLICY_DIR):
         reg.add(_load(i, str(POLICY_DIR)))

@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from core.errors import UnknownNameError
-from core.ground_truth.compute import compute_gt_frame, get_definition
+from core.ground_truth.compute import compute_gt_frame, get_definition, load_restaurants, newest_review_year
 from core.ground_truth.engine import prepare_judgments
 from core.ground_truth.formulas import Formula, cuisine_modifier
 from core.ground_truth.ks import normalize_ks
+from core.ground_truth.policy_frame import compute_policy_gt_frame, newest_year
 from core.ground_truth.rounding import round_columns
 from core.ground_truth.trace_specs import fmt
+from core.tasks import get_task
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import Policy
@@ -130,8 +132,6 @@ def _fields(review: Mapping[str, Any], names: tuple[str, ...] | None = None) -> 
 
 
 def _task_fields(task: str) -> tuple[str, ...] | None:
-    from core.tasks import get_task
-
     try:
         return get_task(task).field_names
     except UnknownNameError:  # an unregistered task just shows every non-metadata column
@@ -237,8 +237,6 @@ def _trace_policy(
     rest = _restaurant(restaurants, business_id)
     mine, errors = _window(judgments, business_id, k)
     if policy.needs_reference:
-        from core.ground_truth.policy_frame import newest_year
-
         year = newest_year(judgments)
         policy = policy.with_reference_year(year) if year is not None else policy
     all_valid = prepare_judgments(mine, ()).sort("idx").to_dicts()
@@ -393,8 +391,6 @@ def _score_effects(
 
     All variants are computed in one set-wise call: each is a pseudo-restaurant "<id>#<idx>".
     """
-    from core.ground_truth.policy_frame import compute_policy_gt_frame
-
     if not idxs:
         return {}
     mine = judgments.filter(pl.col("business_id") == business_id)
@@ -425,8 +421,10 @@ class _Frames:
 
 
 def _load(ws: Workspace, dataset: str, task: str, business_id: str, judge: str | None) -> _Frames:
+    # deferred: core.datasets pulls in pandas (~500 ms), only needed when _load() runs
     from core.datasets import scan_reviews
-    from core.ground_truth.compute import load_restaurants
+
+    # deferred: core.judgments pulls in pandas (~500 ms), only needed when _load() runs
     from core.judgments import load_judgments
 
     judgments = load_judgments(ws, dataset, task, judge).filter(pl.col("business_id") == business_id)
@@ -453,8 +451,6 @@ def trace_gt_ws(
 def _resolved(ws: Workspace, dataset: str, formula: str | Formula | Policy) -> Formula | Policy:
     """The definition by name in ``ws``; a policy without a recency reference gets the dataset's
     newest review year (as its GT does), not the year of one restaurant's reviews."""
-    from core.ground_truth.compute import newest_review_year
-
     d = get_definition(formula, ws)
     if not isinstance(d, Formula) and d.needs_reference:
         year = newest_review_year(ws, dataset)

@@ -103,6 +103,7 @@ class GTInputs:
 
 def load_inputs(ws: Workspace, dataset: str, task: str, judge: str | None = None) -> GTInputs:
     """The GT judge's (or ``judge``'s) judgments with overrides applied, and the restaurants."""
+    # deferred: core.judgments pulls in pandas (~500 ms), only needed when load_inputs() runs
     from core.judgments import load_judgments, resolve_judge
 
     name = resolve_judge(ws, dataset, task, judge)
@@ -137,6 +138,7 @@ def restaurant_inputs(inputs: GTInputs, business_id: str) -> GTInputs:
 
 def restaurant_info(ws: Workspace, dataset: str, business_id: str) -> dict[str, Any]:
     """name, categories, city, state, stars, n_reviews of one restaurant."""
+    # deferred: core.datasets pulls in pandas (~500 ms), only needed when restaurant_info() runs
     from core.datasets import scan_restaurants
 
     rows = (scan_restaurants(ws, dataset).filter(pl.col("business_id") == business_id)
@@ -148,6 +150,7 @@ def restaurant_info(ws: Workspace, dataset: str, business_id: str) -> dict[str, 
 
 def review_texts(ws: Workspace, dataset: str, business_id: str) -> dict[int, str]:
     """idx -> full text of one restaurant's reviews (reviews without text are left out)."""
+    # deferred: core.datasets pulls in pandas (~500 ms), only needed when review_texts() runs
     from core.datasets import scan_reviews
 
     rows = (scan_reviews(ws, dataset)

@@ -8,8 +8,10 @@ from typing import Any
 
 import polars as pl
 
+from core.llm import cost_usd
 from core.progress import Progress, no_progress
 from core.settings import openai_configured, openai_settings
+from core.tasks import get_task
 from core.workspace import Workspace
 
 
@@ -65,6 +67,7 @@ class JudgingStatus:
 
 
 def _review_counts(ws: Workspace, dataset: str) -> tuple[int, int]:
+    # deferred: core.datasets pulls in pandas (~500 ms), only needed when _review_counts() runs
     from core.datasets import scan_reviews
 
     counts = scan_reviews(ws, dataset).select(pl.len().alias("n"), pl.col("text").is_not_null().sum().alias("t"))
@@ -73,6 +76,7 @@ def _review_counts(ws: Workspace, dataset: str) -> tuple[int, int]:
 
 
 def _unjudged(ws: Workspace, dataset: str, task: str, judge: str | None) -> int | None:
+    # deferred: core.judgments and core.keyword_index pull in pandas (~500 ms), only needed when _unjudged() runs
     from core.judgments import judged_keys
     from core.keyword_index import matched_reviews
 
@@ -84,6 +88,7 @@ def _unjudged(ws: Workspace, dataset: str, task: str, judge: str | None) -> int 
 
 def judging_status(ws: Workspace, dataset: str, task: str) -> JudgingStatus:
     """Reviews, keyword matches, judges (n, parse errors), the GT judge and what is left to judge."""
+    # deferred: core.judgments and core.keyword_index pull in pandas (~500 ms), only needed when judging_status() runs
     from core.judgments import get_gt_judge, list_judges
     from core.keyword_index import index_stats, kw_column
 
@@ -118,10 +123,9 @@ def openai_preflight(ws: Workspace, dataset: str, task: str, *, progress: Progre
     Raises:
         WorkbenchError: dataset missing or changed, or no model/key configured.
     """
+    # deferred: core.judging and core.keyword_index pull in pandas (~500 ms), only needed when openai_preflight() runs
     from core.judging import make_judge, plan_judging
     from core.keyword_index import build_index, index_stats
-    from core.llm import cost_usd
-    from core.tasks import get_task
 
     spec = get_task(task, ws)
     stats = index_stats(ws, dataset)

@@ -29,6 +29,7 @@ from core.judging.batch_records import (
     read_batches,
     save_entry,
 )
+from core.judging.runner import JudgingReport, plan_judging, write_progress_log
 from core.judgments import append_judgments, judged_keys
 from core.locks import judge_lock
 from core.progress import Progress, no_progress
@@ -45,8 +46,6 @@ def submit_batch(plan: Any, judge: Any, *, progress: Progress | None = None) -> 
 
 
 def _submit(plan: Any, judge: Any, progress: Progress) -> Any:
-    from core.judging.runner import JudgingReport, write_progress_log
-
     report = JudgingReport(plan.dataset, plan.task, plan.judge_id, mode="batch", matched=plan.matched,
                            planned=len(plan.rows), skipped=plan.already_judged)
     started = time.perf_counter()
@@ -136,8 +135,6 @@ def collect_batch(
     (same model, seed and judge id). Returns a ``JudgingReport`` (mode ``batch``) whose
     ``batch`` says the status; collecting twice stores nothing twice.
     """
-    from core.judging.runner import JudgingReport, plan_judging, write_progress_log
-
     progress = progress or no_progress
     dataset, task, entry = find_batch(ws, batch_id)
     judge = judge_factory(task, entry)

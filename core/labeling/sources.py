@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from core.db import Database
 from core.errors import DataError
 from core.files import jsonl_objects, read_json
 from core.workspace import Workspace, check_name
@@ -206,7 +207,6 @@ def dataset_review_items(
     """
     import polars as pl  # here, not at the top: assignment workers import this module and stay light
 
-    from core.db import Database
 
     db = Database(ws.root)
     db.require_dataset(dataset)  # the dataset's tables must still match its lock (SPEC §1.4)

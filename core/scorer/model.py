@@ -34,6 +34,7 @@ from core.errors import WorkbenchError
 from core.files import atomic_dir, read_json, sha256_file, write_json_atomic
 from core.registry import Registry
 from core.scorer import metrics
+from core.scorer.fast import compile_linear
 from core.workspace import check_name
 
 FORMAT = "scale-workbench-scorer"
@@ -152,8 +153,6 @@ class TrainedScorer:
     def predict(self, texts: list[str]) -> np.ndarray:
         """Scores in [-1, 1] (the vectorised path for linear TF-IDF pipelines, else scikit-learn)."""
         if self._fast is None:
-            from core.scorer.fast import compile_linear
-
             self._fast = compile_linear(self.pipeline) or False
         if self._fast is False or not texts:
             return predict_clipped(self.pipeline, texts)
@@ -175,6 +174,7 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
     # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is trained or its manifest read
     from sklearn import __version__ as sklearn_version
 
+    # deferred: core.scorer.data pulls in sqlalchemy (~350 ms), only needed when train() runs
     from core.scorer.data import MIN_TRAINING_ITEMS, check_enough, data_hash
 
     spec = SCORER_KINDS[kind]
@@ -210,6 +210,7 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
 def save(scorer: TrainedScorer, model_dir: str | Path) -> Path:
     """Write the model folder atomically (a crash leaves the old folder or none). The folder name
     is checked like every name that becomes a path."""
+    # deferred: heavy optional import (joblib, ~70 ms), only needed when save() runs
     import joblib
 
     target = Path(model_dir)
@@ -246,6 +247,7 @@ def read_manifest(model_dir: str | Path) -> dict[str, Any]:
 
 def load(model_dir: str | Path) -> TrainedScorer:
     """Load a model folder the workbench wrote (manifest checked, then the model file's hash)."""
+    # deferred: heavy optional import (joblib, ~60 ms), only needed when load() runs
     import joblib
 
     manifest = read_manifest(model_dir)

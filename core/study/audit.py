@@ -12,6 +12,7 @@ never shows (the project must have no visible fields).
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from typing import Any
 
@@ -104,8 +105,6 @@ def push_audit(store: LabelStore, project_name: str, sample: list[dict[str, Any]
 
 
 def _source(metadata: str) -> dict[str, Any] | None:
-    import json
-
     src = json.loads(metadata or "{}").get("audit_of")
     return src if isinstance(src, dict) else None
 

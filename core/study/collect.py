@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core.files import append_jsonl, read_jsonl_log
+from core.llm import describe_error
 from core.progress import Progress, no_progress
 from core.study.responders import Responder
 
@@ -62,8 +63,6 @@ def utcnow() -> datetime:
 
 def _record(run_id: str, responder: Responder, prompt: dict[str, Any],
             clock: Callable[[], datetime] = utcnow) -> dict[str, Any]:
-    from core.llm import describe_error
-
     started = clock()
     rec: dict[str, Any] = {
         "run_id": run_id, "timestamp_iso": started.isoformat(timespec="seconds").replace("+00:00", "Z"),

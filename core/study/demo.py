@@ -22,11 +22,12 @@ from core.labeling import assignment, items
 from core.labeling.reports import items_frame
 from core.labeling.store import LabelStore, open_store
 from core.progress import Progress, no_progress
+from core.scorer import data, model
 from core.settings import labels_url
-from core.study import audit, grid
+from core.study import audit, grid, scoring
 from core.study.collect import collect_responses, plan_collection
 from core.study.responders import OFFLINE_MODELS, OfflineAdvisor, Responder
-from core.study.runs import GRID_FILE, RUN_FILE, SCORED_FILE, run_dir, study_dir
+from core.study.runs import GRID_FILE, RUN_FILE, SCORED_FILE, read_run, run_dir, study_dir
 from core.workspace import Workspace
 
 STUDY, RUN_ID = "demo-rent", "demo-run"
@@ -61,10 +62,6 @@ def _stance(rec: dict[str, Any]) -> float:
 
 def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_progress) -> dict[str, Any]:
     """Build the demo study (idempotent: nothing changes when its scored run exists)."""
-    from core.scorer import data, model
-    from core.study import scoring
-    from core.study.runs import read_run
-
     scored_path = run_dir(ws, STUDY, RUN_ID) / SCORED_FILE
     if scored_path.is_file():
         return {"study": STUDY, "created": False}

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.llm import LLM, make_client, workspace_cache
 from core.registry import Registry
 
 _MONEY = re.compile(r"(\d+(?:[.,]\d+)?)\s*€")
@@ -171,7 +172,6 @@ def make_responder(spec: str, *, ws: Any = None, client: Any = None, temperature
     """
     if spec.startswith("offline:"):
         return OFFLINE_MODELS[spec]
-    from core.llm import LLM, make_client, workspace_cache
 
     model = spec.removeprefix("openai:")
     llm = LLM(client if client is not None else make_client(), model,

@@ -18,8 +18,12 @@ import polars as pl
 import streamlit as st
 
 from core import gt_views, variants
+from core.errors import UnknownNameError
 from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt
+from core.ground_truth.compute import newest_review_year
 from core.ground_truth.coverage import with_review_counts
+from core.ground_truth.policies import Policy
+from core.tasks import get_task, task_ids
 from core.ui import chart_spec, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts)
 from core.workspace import Workspace
 
@@ -70,6 +74,7 @@ def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingSt
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
+    # deferred: core.judgments pulls in pandas (~500 ms), only needed when _judge_names() runs
     from core.judgments import list_judges
 
     return [j["judge"] for j in list_judges(Workspace(Path(root)), dataset, task)]
@@ -92,16 +97,12 @@ def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_v
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _newest_year(root: str, dataset: str, stamp: tuple) -> int | None:
-    from core.ground_truth.compute import newest_review_year
-
     return newest_review_year(Workspace(Path(root)), dataset)
 
 
 def _dated(root: str, dataset: str, stamp: tuple, d: Any) -> Any:
     """A policy without a recency reference gets the year of the dataset's newest review (as the
     CLI's GT does), never the year of the judgments at hand."""
-    from core.ground_truth.policies import Policy
-
     if isinstance(d, Policy) and d.needs_reference:
         year = _newest_year(root, dataset, stamp)
         return d.with_reference_year(year) if year is not None else d
@@ -126,8 +127,6 @@ def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
 def _stamp_of_name(ws: Workspace, name: str) -> tuple:
     """The variants stamp for a saved variant's name; () for a committed formula or policy, so that
     saving a variant never invalidates what does not depend on it."""
-    from core.errors import UnknownNameError
-
     try:
         get_definition(name, ws)
     except UnknownNameError:
@@ -198,8 +197,8 @@ def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) ->
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tuple) -> dict[int, list[dict[str, str]]]:
+    # deferred: core.judgments pulls in pandas (~500 ms), only needed when _restaurant_judgments() runs
     from core.judgments import get_gt_judge
-    from core.tasks import get_task
 
     ws = Workspace(Path(root))
     out: dict[int, list[dict[str, str]]] = {}
@@ -218,8 +217,6 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
 
 def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[int, list[dict[str, str]]]:
     """idx -> the GT judge's judgment of each task (overrides applied) for one restaurant's reviews."""
-    from core.tasks import task_ids
-
     stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids(ws)
                    if ws.judgments_dir(dataset, task).exists())
     return _restaurant_judgments(str(ws.root), dataset, business_id, stamps)
@@ -228,6 +225,7 @@ def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[
 @st.cache_data(max_entries=16, show_spinner="Comparing judges…")
 def _judge_comparison(root: str, dataset: str, task: str, a: str, b: str, definition: str,
                       ks: tuple[int | None, ...], stamp: tuple) -> dict[str, Any]:
+    # deferred: core.judging.compare pulls in pandas (~500 ms), only needed when _judge_comparison() runs
     from core.judging.compare import compare_judges
 
     return compare_judges(Workspace(Path(root)), dataset, task, a, b, definitions=[definition], ks=list(ks))

@@ -16,7 +16,9 @@ import polars as pl
 import streamlit as st
 
 from core import ui
+from core.errors import WorkbenchError
 from core.gold import charts, store
+from core.gold.answers import write_answers_file
 from core.gold.compare import (
     breakdown_frame,
     compare_reports,
@@ -25,11 +27,11 @@ from core.gold.compare import (
     sample_detail,
     samples_frame,
 )
-from core.gold.evaluation import EXPECTED_LABEL, EvalRequest, run_evaluation
+from core.gold.evaluation import EXPECTED_LABEL, EvalRequest, get_answers, run_evaluation
 from core.gold.items import load_gold_files
 from core.gold.report import now_timestamp, read_report
 from core.gold.scoring import STATUSES, GoldConfig
-from core.ui import hosting
+from core.ui import hosting, page_progress
 from core.workspace import Workspace
 
 EXPECTED = "expected"  # the answer-source key of the expected outputs
@@ -46,8 +48,6 @@ CSS = """<style>
 
 def guarded(fn: Any, *args: Any) -> Any:
     """``fn(*args)``; bad data (a set's file or config) is shown as one error line and stops the page."""
-    from core.errors import WorkbenchError
-
     try:
         return fn(*args)
     except (WorkbenchError, ValueError, FileNotFoundError) as exc:
@@ -186,10 +186,6 @@ def show_compare(ws: Workspace, name_a: str, name_b: str) -> None:
 
 def ask_model(ws: Workspace, set_name: str, model: str) -> str:
     """Ask ``model`` every question of the set (cached calls, progress bar); save and name its answers."""
-    from core.gold.answers import write_answers_file
-    from core.gold.evaluation import get_answers
-    from core.ui import page_progress
-
     items = load_gold_files(store.set_files(ws, set_name))
     progress, done = page_progress(f"Asking {model}")
     answers = get_answers(ws, items, EvalRequest([], source=MODEL, model=model), progress=progress)
@@ -202,8 +198,6 @@ def ask_model(ws: Workspace, set_name: str, model: str) -> str:
 def score_with_model(ws: Workspace, set_name: str, source: str, method: str, accuracy_model: str) -> dict[str, Any]:
     """Score with a method that calls an endpoint (embedding, llm-judge); not cached by Streamlit (the
     judge's answers are in the workspace's LLM cache)."""
-    from core.ui import page_progress
-
     answers = None if source == EXPECTED else store.answers_path(ws, set_name, source)
     request = EvalRequest(store.set_files(ws, set_name), store.set_config(ws, set_name),
                           source=EXPECTED if answers is None else "answers", answers_path=answers, accuracy=method,

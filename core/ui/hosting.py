@@ -22,11 +22,22 @@ from typing import Any, ParamSpec
 
 import streamlit as st
 
+from core.demo import default_truth_path, demo_is_current, generate_demo, is_demo_workspace
 from core.errors import WorkbenchError
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.render import escape_markdown
 from core.limits import TokenBucket
-from core.settings import deployment_mode, env, labels_storage, labels_url, rate_limit, redact
+from core.settings import (
+    DEFAULT_WORKSPACE,
+    deployment_mode,
+    deployment_setup,
+    env,
+    labels_storage,
+    labels_url,
+    rate_limit,
+    redact,
+    workspace_dir,
+)
 from core.ui import auth
 from core.workspace import Workspace
 
@@ -408,9 +419,6 @@ def sidebar_account(ws: Workspace) -> None:
 
 @st.cache_resource(show_spinner="Generating the demo workspace (first start only)…")
 def _generated_demo(root: str) -> bool:
-    from core.demo import default_truth_path, demo_is_current, generate_demo, is_demo_workspace
-    from core.settings import deployment_setup
-
     path = Path(root)
     if not is_demo_workspace(path) or demo_is_current(path):
         return False
@@ -422,8 +430,6 @@ def _generated_demo(root: str) -> bool:
 def ensure_demo() -> None:
     """On a fresh hosted container (Streamlit Community Cloud) the embedded demo workspace is
     generated once, before the first page; any other workspace is served as it is."""
-    from core.settings import DEFAULT_WORKSPACE, workspace_dir
-
     if workspace_dir() == DEFAULT_WORKSPACE.resolve():
         _generated_demo(str(workspace_dir()))
 

@@ -6,12 +6,14 @@ The comparison is loaded through :mod:`core.ui.cache` (keyed by the task's data 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 import polars as pl
 import streamlit as st
 
 from core import ui
 from core.judging import charts
+from core.judgments import get_gt_judge
 from core.ui import cache
 from core.workspace import Workspace
 
@@ -26,8 +28,6 @@ def is_offline(judge: str | None) -> bool:
 
 def _trace_link(dataset: str, task: str, definition: str, k: int | None, business_id: str, a: str, b: str) -> str:
     """The Trace page of one restaurant at K with judge ``a`` traced and ``b``'s values beside it."""
-    from urllib.parse import urlencode
-
     query = {"dataset": dataset, "task": task, "formula": definition, "k": "all" if k is None else k, "business_id": business_id,
              "judge": a, "compare": b}
     return f"/trace?{urlencode(query)}"
@@ -122,8 +122,6 @@ def offline_note(ws: Workspace, dataset: str, task: str, judge: str | None, judg
 
 def offline_provenance(ws: Workspace, run: dict[str, Any]) -> str | None:
     """For a run's page: which of its parts come from offline rule systems (the model, the GT judge)."""
-    from core.judgments import get_gt_judge
-
     parts = []
     model = str(run.get("model") or "")
     if model == "heuristic" or model.startswith("offline"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.labeling.identity import admin_codes, get_role
+from core.ui import hosting
 from core.ui.auth import login_admins, login_email
 from core.workspace import Workspace
 
@@ -29,8 +30,6 @@ def paid_refusal(ws: Workspace) -> str | None:
     A demo never calls a paid endpoint and a team deployment needs an admin
     (:func:`core.ui.hosting.admin_refusal`); locally, with sign-in configured, an admin too.
     """
-    from core.ui import hosting
-
     if hosting.hosted():
         return hosting.admin_refusal(ws, "run a paid judge or model")
     if not auth_configured():

@@ -219,6 +219,7 @@ def offline_note(ws: Any, run: dict[str, Any]) -> str | None:
     dataset = (run.get("config") or {}).get("dataset")
     if model != "heuristic" and not model.startswith("offline") and not (dataset and dataset in ws.datasets()):
         return None
+    # deferred: core.ui.judges pulls in altair, pandas (~900 ms), only needed when offline_note() runs
     from core.ui.judges import offline_provenance
 
     return offline_provenance(ws, run)

@@ -20,7 +20,7 @@ from core.methods import METHODS, prompt_template
 from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
 from core.settings import env
 from core.tasks import task_ids
-from core.ui import hosting
+from core.ui import current_workspace, hosting
 from core.workspace import Workspace
 
 ACTIVE = ("starting", "running", "cancelling")
@@ -30,8 +30,6 @@ def hosted_locked(ws: Workspace | None = None) -> bool:
     """Whether this session may launch only the offline model and the no-LLM baselines: always in
     the demo mode (``WORKBENCH_MODE=demo``, alias ``WORKBENCH_HOSTED=1``), for non-admins in the
     team mode (:func:`core.ui.hosting.is_admin`)."""
-    from core.ui import current_workspace
-
     return hosting.admin_refusal(ws or current_workspace(), "launch paid models") is not None
 
 
