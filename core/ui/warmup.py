@@ -18,7 +18,11 @@ import logging
 import threading
 from pathlib import Path
 
-from core.settings import warmup_enabled
+from streamlit import delta_generator
+
+from core.settings import warmup_enabled, workspace_dir
+from core.ui import PAGES
+from core.workspace import Workspace
 
 LOG = logging.getLogger(__name__)
 PAGES_DIR = Path(__file__).resolve().parents[2] / "app_pages"
@@ -61,8 +65,6 @@ def page_modules(scripts: list[Path]) -> list[str]:
 
 def modules_to_warm() -> list[str]:
     """Every page's imports in navigation order, then :data:`HEAVY`."""
-    from core.ui import PAGES
-
     scripts = [PAGES_DIR.parent / spec.path for spec in PAGES]
     return [*page_modules([s for s in scripts if s.is_file()]), *HEAVY]
 
@@ -93,8 +95,6 @@ def _streamlit_first_element_check() -> None:
     in a REPL: ``inspect.stack()``, which resolves the file of every loaded module) now, while few
     modules are loaded, instead of inside the first page's run (0.45 s there). Under ``streamlit
     run`` it only sets its flag; if a Streamlit version lacks it, nothing happens."""
-    from streamlit import delta_generator
-
     check = getattr(delta_generator, "_maybe_print_use_warning", None)
     if callable(check):
         check()
@@ -110,9 +110,9 @@ def preload_first_page() -> None:
     _streamlit_first_element_check()
     _import_all([*page_modules([root / "main.py", PAGES_DIR / "home.py"]), *FIRST_PAGE_EXTRA])
     try:
-        from core.settings import workspace_dir
+        # deferred: Home's page glue is what this preload imports ahead of the first run (in the
+        # server's start-up, not when main.py imports this module)
         from core.ui import home
-        from core.workspace import Workspace
 
         ws = Workspace(workspace_dir())
         if ws.exists():
