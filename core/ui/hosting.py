@@ -22,7 +22,6 @@ from typing import Any, ParamSpec
 
 import streamlit as st
 
-from core.demo import default_truth_path, demo_is_current, generate_demo, is_demo_workspace
 from core.errors import WorkbenchError
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.render import escape_markdown
@@ -419,6 +418,10 @@ def sidebar_account(ws: Workspace) -> None:
 
 @st.cache_resource(show_spinner="Generating the demo workspace (first start only)…")
 def _generated_demo(root: str) -> bool:
+    # deferred: core.demo pulls in numpy, the ground truth and gold packages (~120 modules, ~300 ms),
+    # only needed when the hosted default workspace is served (every page imports this module)
+    from core.demo import default_truth_path, demo_is_current, generate_demo, is_demo_workspace
+
     path = Path(root)
     if not is_demo_workspace(path) or demo_is_current(path):
         return False
