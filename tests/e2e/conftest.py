@@ -102,3 +102,13 @@ def wait_ready(page, text: str, timeout: float = 30_000) -> None:
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout
     )
+
+
+@pytest.fixture()
+def page(chromium_browser):
+    """A page in a fresh browser context: its own cookies, so a new session that is not signed in."""
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1100})
+    context.set_default_timeout(60_000)  # a fresh server's first page opens on a loaded CI machine
+    page = context.new_page()
+    yield page
+    context.close()

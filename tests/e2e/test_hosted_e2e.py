@@ -52,13 +52,6 @@ def team_server(small_demo, tmp_path_factory) -> Iterator[StreamlitServer]:
     server.stop()
 
 
-@pytest.fixture()
-def page(chromium_browser):
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1100})
-    page = context.new_page()
-    yield page
-    context.close()
-
 
 def _visit(page, url: str, text: str, *, hostile: bool = True) -> str:
     if hostile:

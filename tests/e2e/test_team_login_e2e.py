@@ -63,13 +63,6 @@ def app(small_demo, tmp_path_factory, idp) -> Iterator[StreamlitServer]:
     server.stop()
 
 
-@pytest.fixture()
-def page(chromium_browser):
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    yield page
-    context.close()
-
 
 @pytest.fixture(scope="module")
 def outsider(chromium_browser):
