@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,31 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_for_health(url: str, *, timeout: float, interval: float, alive: Callable[[], None] | None = None) -> bool:
+    """Poll ``url``'s ``/_stcore/health`` until it answers 200 (True) or ``timeout`` seconds pass
+    (False); ``alive`` is called before each try and raises when the server process has died."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if alive is not None:
+            alive()
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            time.sleep(interval)
+    return False
+
+
+def sign_in_rater(page, url: str, code: str, query: str = "") -> None:
+    """Open the Labeling page (``query``: e.g. ``?project=P``) and sign in with a rater code."""
+    page.goto(f"{url}/labeling{query}")
+    wait_ready(page, "Rater code")
+    page.get_by_label("Rater code").fill(code)
+    page.get_by_role("button", name="Start rating").click()
+    wait_ready(page, f"Rating as {code}")
+
+
 class StreamlitServer:
     """A ``streamlit run app.py`` process on a free loopback port, on one workspace."""
 
@@ -47,16 +72,9 @@ class StreamlitServer:
              "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
         )
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f"streamlit did not start; see {self.log.name}")
+        if not wait_for_health(self.url, timeout=60, interval=0.2):
+            self.stop()
+            raise RuntimeError(f"streamlit did not start; see {self.log.name}")
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -12,7 +12,7 @@ from core.labeling import items
 from core.labeling.store import LabelStore, close_stores, ratings
 from core.settings import labels_url
 from core.workspace import Workspace
-from tests.e2e.conftest import StreamlitServer, wait_ready
+from tests.e2e.conftest import StreamlitServer, sign_in_rater, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -38,21 +38,13 @@ def current_title(page) -> str:
     return page.locator("h5").filter(has_text="Synthetic question").first.inner_text()
 
 
-def sign_in(page, url: str, code: str) -> None:
-    page.goto(f"{url}/labeling")
-    wait_ready(page, "Rater code")
-    page.get_by_label("Rater code").fill(code)
-    page.get_by_role("button", name="Start rating").click()
-    wait_ready(page, f"Rating as {code}")
-
-
 def test_drag_submit_reload_and_a_second_rater(chromium_browser, labeling_server):
     server, ws = labeling_server
     first = chromium_browser.new_context(viewport={"width": 1300, "height": 1000})
     page = first.new_page()
     page.goto(server.url)  # the first page load of a fresh server goes to the app's front door
     wait_ready(page, "Scale Workbench")
-    sign_in(page, server.url, "e2e_ana")
+    sign_in_rater(page, server.url, "e2e_ana")
     assert "rater=e2e_ana" in page.url
     title = current_title(page)
 
@@ -89,7 +81,7 @@ def test_drag_submit_reload_and_a_second_rater(chromium_browser, labeling_server
 
     second = chromium_browser.new_context(viewport={"width": 1300, "height": 1000})
     other = second.new_page()
-    sign_in(other, server.url, "e2e_ben")
+    sign_in_rater(other, server.url, "e2e_ben")
     assert "e2e_ana" not in other.inner_text("body")
     assert current_title(other) not in (title, next_title)
     first.close()

@@ -12,14 +12,13 @@ import os
 import signal
 import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.core.test_workspace_path import install_workbench
-from tests.e2e.conftest import ROOT, _free_port, wait_ready
+from tests.e2e.conftest import ROOT, _free_port, wait_for_health, wait_ready
 
 pytestmark = [pytest.mark.e2e, pytest.mark.fixtures]
 
@@ -54,17 +53,12 @@ class MakeRun:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
     def wait_healthy(self, timeout: float = 180) -> None:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
+        def alive() -> None:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"make run exited with {self.proc.returncode}:\n{self.log_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=1) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.3)
-        raise RuntimeError(f"make run did not serve within {timeout} s:\n{self.log_text()[-3000:]}")
+
+        if not wait_for_health(self.url, timeout=timeout, interval=0.3, alive=alive):
+            raise RuntimeError(f"make run did not serve within {timeout} s:\n{self.log_text()[-3000:]}")
 
     def stop(self) -> None:
         """End the whole process group (make and the streamlit it started), SIGKILL after 15 s."""

@@ -22,7 +22,7 @@ from core.labeling.store import LabelStore, close_stores, integrity_problems, it
 from core.runs import run_status
 from core.settings import labels_url
 from core.workspace import Workspace
-from tests.e2e.conftest import StreamlitServer, wait_ready
+from tests.e2e.conftest import StreamlitServer, sign_in_rater, wait_ready
 from tests.e2e.test_gt_grid_e2e import _add_chip
 from tests.e2e.tour_helpers import Watch, pick, rate, wait_idle
 
@@ -268,14 +268,6 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         close_stores()
 
 
-def _sign_in(page, url: str, code: str) -> None:
-    page.goto(f"{url}/labeling?project={PROJECT}")
-    wait_ready(page, "Rater code")
-    page.get_by_label("Rater code").fill(code)
-    page.get_by_role("button", name="Start rating").click()
-    wait_ready(page, f"Rating as {code}")
-
-
 @pytest.mark.xdist_group("tour_gated")
 def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
     """Two browser contexts rate the demo project at the same time; the store keeps every rating, never
@@ -294,7 +286,7 @@ def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
     try:
         pages = [watch.attach(c.new_page(), who=code) for c, code in zip(contexts, codes, strict=True)]
         for page, code in zip(pages, codes, strict=True):
-            _sign_in(page, server.url, code)
+            sign_in_rater(page, server.url, code, f"?project={PROJECT}")
         for round_ in range(3):
             for page, step in zip(pages, steps, strict=True):
                 rate(page, step * (round_ + 1))
