@@ -30,7 +30,10 @@ install-dev: $(VENV)/.dev
 demo: install
 	$(PY) -m core --workspace "$(WORKBENCH_WORKSPACE)" demo --if-missing --only-demo-workspace
 
+# The app's bytecode is written before the server starts (as pip does for installed packages), so
+# even the first start does not compile the pages' modules while the first page waits for them.
 run: demo
+	$(PY) -m compileall -q core app_pages main.py app.py >/dev/null
 	@echo "Scale Workbench: http://$(ADDRESS):$(PORT)  (workspace: $(abspath $(WORKBENCH_WORKSPACE)))"
 	WORKBENCH_WORKSPACE="$(WORKBENCH_WORKSPACE)" $(PY) -m streamlit run app.py --server.port $(PORT) --server.address $(ADDRESS) --server.headless true --browser.gatherUsageStats false
 

@@ -9,9 +9,7 @@ from core import ui
 from core.settings import workspace_dir
 from core.ui import auth, hosting, warmup
 
-# An emoji favicon is drawn in the browser; a :material/…: one is fetched from fonts.gstatic.com,
-# which fails offline and tells Google who opens the app.
-st.set_page_config(page_title="Scale Workbench", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="Scale Workbench", page_icon=ui.FAVICON, layout="wide")
 if hosting.hosted():  # demo/team: Streamlit's own error boxes show no details either (callbacks)
     st.set_option("client.showErrorDetails", "none")
     hosting.ensure_demo()

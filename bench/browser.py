@@ -20,8 +20,11 @@ each pass in a fresh browser session. Per interaction it records:
   does not grow while the process waits for a core on a loaded machine.
 
 Cold start is the time from spawning ``streamlit run`` to the Home page settled in the browser
-(with the server's CPU time until then). Pass 1 meets cold caches; the table shows medians over
-all passes. The machine's load average is printed with the figures (the bench runs on a shared
+(with the server's CPU time until then); each server finishes its warm-up before the next starts.
+Each checkout's modules are compiled first (:func:`compile_checkout`), as ``make run`` does.
+Streamlit alone, a hello-world ``st.App`` (:data:`FLOOR_APP`), is measured in the same run: its cold
+start and page load are the floor no change to the app can go below. Pass 1 meets cold caches; the
+table shows medians over all passes. The machine's load average is printed with the figures (the bench runs on a shared
 2-core machine). Interactions that write (labeling submit) take a new item each pass.
 ``bench/report.py`` runs this for two checkouts side by side.
 """
@@ -65,6 +68,30 @@ def make_demo(root: Path) -> Path:
     return root
 
 
+# Streamlit alone: the same kind of app (an st.App around a script) drawing one title, measured in
+# the same run as the floor the workbench's figures stand on (server start, the frontend's load).
+FLOOR_APP = {"app.py": 'import streamlit as st\n\napp = st.App("main.py")\n',
+             "main.py": 'import streamlit as st\n\nst.set_page_config(page_title="hello", layout="wide")\n'
+                        'st.title("Pages")\nst.write("A bare Streamlit app.")\n'}
+
+
+def floor_app(root: Path) -> Path:
+    """A hello-world Streamlit app in ``root`` (:data:`FLOOR_APP`)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name, text in FLOOR_APP.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def compile_checkout(app_dir: Path) -> None:
+    """Write the bytecode of a checkout's app modules, as its first ``make run`` leaves them (``make
+    install`` compiles them): the servers run with PYTHONDONTWRITEBYTECODE, and without this a
+    checkout never run before would compile its modules at every cold start."""
+    targets = [name for name in ("core", "app_pages", "main.py", "app.py") if (app_dir / name).exists()]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *targets], cwd=app_dir, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -102,6 +129,18 @@ class Server:
         not grow while the process waits for a core on a loaded machine. Linux /proc, 10 ms ticks."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+    def wait_idle(self, quiet_ms: float = 500, timeout: float = 60) -> None:
+        """Until the process has used no CPU for ``quiet_ms`` (its warm-up thread has finished
+        importing): a server started for one checkout must not take CPU from the next one's start."""
+        deadline, last, since = time.time() + timeout, self.cpu_ms(), time.perf_counter()
+        while time.time() < deadline:
+            time.sleep(0.1)
+            now = self.cpu_ms()
+            if now - last > 10:  # two clock ticks: still working
+                last, since = now, time.perf_counter()
+            elif (time.perf_counter() - since) * 1000 >= quiet_ms:
+                return
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -295,6 +334,11 @@ def scenario(d: Driver, pass_no: int) -> None:
             rerun=False)
 
 
+def floor_scenario(d: Driver, _pass_no: int) -> None:
+    """The floor app's page load, the one interaction it has."""
+    d.timed(FLOOR_PAGE_LOAD, d.goto(""), "Pages")
+
+
 def cold_start(browser, app_dir: Path, workspace: Path, log: Path) -> tuple[float, float, float, Server]:
     """(ms to /_stcore/health, ms to the Home page settled in Chromium, CPU ms the server used until
     then) from spawning the process."""
@@ -312,9 +356,14 @@ def cold_start(browser, app_dir: Path, workspace: Path, log: Path) -> tuple[floa
 
 def run(checkouts: dict[str, tuple[Path, Path]], passes: int, log_dir: Path) -> dict[str, dict]:
     """Cold starts and every interaction, ``passes`` times, of each checkout (label -> (app dir,
-    workspace)); the checkouts take turns within each pass, so they meet the same machine load."""
+    workspace)) and of Streamlit alone (:data:`FLOOR_APP`); the checkouts take turns within each pass, so
+    they meet the same machine load, and each server is left to finish its warm-up before the next
+    one starts (a warm-up thread still importing would take CPU from the next cold start)."""
     from playwright.sync_api import sync_playwright
 
+    checkouts = {**checkouts, FLOOR: (floor_app(log_dir / "floor-app"), next(iter(checkouts.values()))[1])}
+    for app, _ in checkouts.values():
+        compile_checkout(app)
     out = {label: {"app_dir": str(app), "cold": [], "times": defaultdict(list), "load": []}
            for label, (app, _) in checkouts.items()}
     servers: dict[str, Server] = {}
@@ -328,12 +377,13 @@ def run(checkouts: dict[str, tuple[Path, Path]], passes: int, log_dir: Path) -> 
                     out[label]["load"].append(load_average())
                     *cold, servers[label] = cold_start(browser, app, ws, log_dir / f"{label}-cold-{i}.log")
                     out[label]["cold"].append(tuple(cold))
+                    servers[label].wait_idle()
             for i in range(passes):
                 for label in checkouts:
                     out[label]["load"].append(load_average())
                     d = Driver(browser, servers[label], out[label]["times"])
                     try:
-                        scenario(d, i)
+                        (floor_scenario if label == FLOOR else scenario)(d, i)
                     except Exception:
                         d.page.screenshot(path=str(log_dir / f"{label}-failed-pass{i}.png"), full_page=True)
                         raise
@@ -355,11 +405,21 @@ def summary(figures: dict) -> list[tuple[str, float, float, float]]:
 
 
 COLD_MS, SERVER_MS, BROWSER_MS = 3000.0, 300.0, 1000.0
+FLOOR, FLOOR_PAGE_LOAD = "streamlit alone", "page load"
 
 
-def print_table(after: dict, before: dict | None = None) -> int:
+def print_floor(floor: dict) -> None:
+    """Streamlit alone (:data:`FLOOR_APP`), measured in the same run: what no app change can remove."""
+    cold, cpu = (statistics.median(c[i] for c in floor["cold"]) for i in (1, 2))
+    load = statistics.median(t[1] for t in floor["times"][FLOOR_PAGE_LOAD])
+    print(f"Streamlit alone (a hello-world st.App, same machine, same run): cold start {cold:.0f} ms (server CPU "
+          f"{cpu:.0f} ms), page load {load:.0f} ms in the browser")
+
+
+def print_table(after: dict, before: dict | None = None, floor: dict | None = None) -> int:
     """The one table: cold start, then each interaction (medians), pass/fail of ``after`` against the
-    targets; with ``before`` (a baseline measured in the same run) its figures and the ratio."""
+    targets; with ``before`` (a baseline measured in the same run) its figures and the ratio; with
+    ``floor`` the same figures of Streamlit alone."""
     print(f"\nload average (1/5/15 min) at each pass: {after['app_dir']} {' | '.join(after['load'])}")
     if before:
         print(f"  baseline {before['app_dir']} {' | '.join(before['load'])}")
@@ -370,6 +430,8 @@ def print_table(after: dict, before: dict | None = None) -> int:
         b, b_cpu = (statistics.median(c[i] for c in before["cold"]) for i in (1, 2))
         line += f"; baseline {b:.0f} ms (CPU {b_cpu:.0f} ms); after/before {cold / b:.2f}"
     print(f"{line}; target ≤ {COLD_MS:.0f} ms: {'ok' if cold <= COLD_MS else 'OVER'}")
+    if floor:
+        print_floor(floor)
     cols = ["server", "CPU", "browser"]
     head = "".join(f"{c:>9}" for c in cols) if not before else "".join(
         f"{c + ' ' + w:>12}" for c in cols for w in ("bef", "aft")) + f"{'ratio':>7}"
@@ -401,10 +463,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench_browser_"))
     workspace = args.workspace or make_demo(tmp / "ws")
-    figures = run({"after": (args.app_dir.resolve(), workspace)}, args.passes, tmp)["after"]
+    figures = run({"after": (args.app_dir.resolve(), workspace)}, args.passes, tmp)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    return print_table(figures)
+    return print_table(figures["after"], floor=figures[FLOOR])
 
 
 if __name__ == "__main__":

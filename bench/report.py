@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = browser.run(runs, args.passes, tmp)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
-    return browser.print_table(figures["after"], figures.get("baseline"))
+    return browser.print_table(figures["after"], figures.get("baseline"), figures[browser.FLOOR])
 
 
 if __name__ == "__main__":

@@ -266,7 +266,19 @@ def read_jsonl_log(path: str | Path) -> LogRows:
 
 
 _ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-_LONG_DIGITS = re.compile(r"\d{19}")  # an integer orjson may not hold exactly (past 64 bits)
+# A run of 19 ASCII digits: an integer orjson may not hold exactly (past 64 bits). Found by turning
+# every digit into "0" and looking for 19 zeros: bytes.translate and ``in`` are ~20x a regex's speed.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_NINETEEN_ZEROS = b"0" * 19
+
+
+def _long_digits(text: str) -> bool:
+    """Whether ``text`` holds a run of 19 ASCII digits (JSON numbers are ASCII digits only).
+
+    >>> _long_digits('{"id": 123456789012345678}'), _long_digits('{"id": 1234567890123456789}')
+    (False, True)
+    """
+    return _NINETEEN_ZEROS in text.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
 
 
 def _lone_surrogate(obj: Any) -> str | None:
@@ -291,13 +303,11 @@ def parse_json_text(text: str, *, path: str | Path | None = None, line: int | No
     """``json.loads`` whose every failure is a :class:`core.errors.DataError` naming file and line:
     invalid JSON, nesting too deep for the parser, and an escaped lone surrogate (``"\\ud800"``,
     which no UTF-8 file, Parquet column or database can store)."""
-    if not _LONG_DIGITS.search(text):  # orjson (4-5x json's speed) reads such a number as a float
-        try:
-            obj = orjson.loads(text)
+    if not _long_digits(text):  # orjson (4-5x json's speed) reads such a number as a float
+        try:  # orjson refuses a lone surrogate escape: json.loads below takes it, and it is named
+            return orjson.loads(text)
         except (ValueError, TypeError):  # orjson.JSONDecodeError is a ValueError
             pass  # json.loads below says what is wrong in its words (and takes NaN, as before)
-        else:
-            return _checked_surrogates(obj, text, path, line)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:

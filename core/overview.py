@@ -7,7 +7,6 @@ page caches every section but the labeling one on :data:`FILE_AREAS` (core.ui.ho
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -15,7 +14,9 @@ import polars as pl
 
 from core import browse
 from core.db import Database
-from core.errors import WorkbenchError
+from core.errors import DataError, WorkbenchError
+from core.files import read_json
+from core.metrics.io import read_run_summary
 from core.ground_truth import list_gt_files
 from core.tasks import list_tasks
 from core.workspace import Workspace
@@ -73,10 +74,13 @@ def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
     """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline numbers."""
     rows = []
     for path in sorted(ws.runs_dir.glob("*/results.json")) if ws.runs_dir.exists() else []:
-        try:
-            r = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+        try:  # the run's summary.json when it was written for this very results.json, else the file itself
+            stat = path.stat()
+            r = read_run_summary(path, stat.st_size, stat.st_mtime_ns) or read_json(path)
+        except (OSError, DataError):
             continue  # Home lists it with its reason (core.health)
+        if not isinstance(r, dict):
+            continue
         scores = r.get("unified_scores") or {}
         rows.append({"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
                      "K": r.get("k"), "n": r.get("n"), "accuracy": r.get("accuracy"),

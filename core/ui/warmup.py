@@ -31,10 +31,8 @@ HEAVY = ("altair", "sklearn.metrics", "sklearn.feature_extraction.text", "scipy.
          "core.judging")
 
 # What the first page's run imports beyond the modules its scripts name: pandas (st.dataframe
-# converts through it), the label store (Home's labeling section), Streamlit's emoji table (the
-# page icon is checked against it: ~0.2 s of regular expressions).
-FIRST_PAGE_EXTRA = ("pandas", "core.labeling.items", "core.labeling.reports", "core.labeling.store",
-                    "streamlit.emojis")
+# converts through it), the label store (Home's labeling section).
+FIRST_PAGE_EXTRA = ("pandas", "core.labeling.items", "core.labeling.reports", "core.labeling.store")
 
 _lock = threading.Lock()
 _started = False
@@ -77,7 +75,8 @@ def _importable(name: str) -> bool:
         return False
 
 
-def _run() -> None:
+def _run(caller: threading.Thread) -> None:
+    caller.join(timeout=10)  # after the run that started it: its last messages are not delayed by this thread
     _import_all(modules_to_warm())
 
 
@@ -130,5 +129,5 @@ def start() -> bool:
         if _started:
             return False
         _started = True
-    threading.Thread(target=_run, name="workbench-warmup", daemon=True).start()
+    threading.Thread(target=_run, args=(threading.current_thread(),), name="workbench-warmup", daemon=True).start()
     return True
