@@ -17,13 +17,25 @@ from typing import Any
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
+# What Streamlit's markdown turns into a link by itself (GFM autolink literals: an e-mail address,
+# www., a scheme's ://), escaped or not: a WORD JOINER (U+2060, invisible) breaks each trigger.
+_AUTOLINK = re.compile(r"(@|(?<![A-Za-z0-9])[wW](?=[wW]{2}\.)|(?<=[A-Za-z0-9]):(?=//))")
+WORD_JOINER = "\u2060"
+
+
 def md_escape(text: Any) -> str:
-    r"""Text safe to embed in Streamlit markdown (every markdown/directive character escaped).
+    r"""Text safe to embed in Streamlit markdown: every markdown/directive character escaped, and no
+    e-mail address or URL in it made a link (a word joiner after the ``@``, the first ``w`` of
+    ``www.`` and before ``://``; the text reads the same).
 
     >>> md_escape("*x* [a](b)") == r"\*x\* \[a\]\(b\)"
     True
+    >>> md_escape("a@b.org www.x.com http://y").replace(WORD_JOINER, "|")
+    'a@|b\\.org w|ww\\.x\\.com http|\\://y'
     """
-    return _MD_SPECIAL.sub(r"\\\1", "" if text is None else str(text))
+    text = _AUTOLINK.sub(lambda m: m.group(1) + WORD_JOINER if m.group(1) != ":" else WORD_JOINER + ":",
+                         "" if text is None else str(text))
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 REVIEW_CSS = """<style>
