@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from core.errors import DataError
 from core.files import (
     append_jsonl,
     atomic_dir,
@@ -83,3 +84,21 @@ def test_atomic_files_get_normal_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_log_read_at_orjson_speed_keeps_json_semantics_and_names_every_fault(tmp_path):
+    """Lines orjson reads alike are taken at its speed; the rest take the checked path: a number past
+    64 bits stays exact, NaN is read as json reads it, and a lone surrogate, a non-object, invalid
+    UTF-8 and invalid JSON are errors naming file and line."""
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"id": 123456789012345678901234567890, "s": "\\ud83d\\ude00"}\n{"x": NaN}\n\n{"y": [1, {"z": 2}]}\n')
+    rows = read_jsonl_log(log)
+    assert rows[0] == {"id": 123456789012345678901234567890, "s": "\U0001F600"}
+    assert rows[1]["x"] != rows[1]["x"]  # NaN
+    assert rows[2] == {"y": [1, {"z": 2}]} and rows.torn == 0
+    for line, message in [(b'{"s": "\\ud800"}', "surrogate"), (b"[1, 2]", "expected a JSON object, got list"),
+                          (b'{"s": "\xff"}', "not UTF-8"), (b'{"a": 1,}', "not valid JSON")]:
+        log.write_bytes(b'{"ok": 1}\n' + line + b"\n")
+        with pytest.raises(DataError, match=message) as info:
+            read_jsonl_log(log)
+        assert info.value.line == 2 and str(log) in str(info.value)
