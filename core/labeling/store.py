@@ -52,7 +52,7 @@ from sqlalchemy import (
     tuple_,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Row, make_url
 from sqlalchemy.exc import DBAPIError
 
@@ -435,7 +435,13 @@ _IN_CHUNK = 500  # keys per IN (...) list
 
 def _insert_ignore(store: LabelStore, table: Table) -> Any:
     """An INSERT that the caller turns into ON CONFLICT DO NOTHING (both dialects have it)."""
-    return (postgresql if store.dialect == "postgresql" else sqlite).insert(table)
+    if store.dialect == "postgresql":
+        # deferred: the PostgreSQL dialect (~25 ms of imports) only for a PostgreSQL store; Home opens
+        # the default SQLite one in the first page's run
+        from sqlalchemy.dialects import postgresql
+
+        return postgresql.insert(table)
+    return sqlite.insert(table)
 
 
 # projects

@@ -2,7 +2,8 @@
 
 A fresh server process imports a page's modules the first time someone opens that page: up to
 1.5 s (scikit-learn for Results, SciPy for Label review and Analysis, the page glue of GT and
-Trace). The first page drawn starts one daemon thread per process that imports the modules every
+Trace). The first page drawn starts one daemon thread per process that, a second after that
+page's run has ended (the browser draws it meanwhile), imports the modules every
 page script imports (read from ``app_pages/*.py``, in the order of the navigation) and the heavy
 libraries their first computation needs, so the first visit to each page finds them loaded. It only
 imports: it reads no workspace and writes nothing. A module that fails to import is logged and
@@ -16,6 +17,7 @@ import importlib
 import importlib.util
 import logging
 import threading
+import time
 from pathlib import Path
 
 from streamlit import delta_generator
@@ -75,8 +77,15 @@ def _importable(name: str) -> bool:
         return False
 
 
-def _run(caller: threading.Thread) -> None:
-    caller.join(timeout=10)  # after the run that started it: its last messages are not delayed by this thread
+# Seconds between the end of the first page's run and the imports: meanwhile the browser draws that
+# page, and where it shares the machine's cores with the server it would otherwise wait for them.
+DRAW_DELAY_S = 1.0
+
+
+def _run(caller: threading.Thread | None) -> None:
+    if caller is not None:  # after the page run that started it, and after the browser has drawn it
+        caller.join(timeout=10)
+        time.sleep(DRAW_DELAY_S)
     _import_all(modules_to_warm())
 
 
@@ -129,5 +138,7 @@ def start() -> bool:
         if _started:
             return False
         _started = True
-    threading.Thread(target=_run, args=(threading.current_thread(),), name="workbench-warmup", daemon=True).start()
+    caller = threading.current_thread()  # a page's script thread (not a test's or a CLI's main thread)
+    threading.Thread(target=_run, args=(None if caller is threading.main_thread() else caller,),
+                     name="workbench-warmup", daemon=True).start()
     return True
