@@ -29,6 +29,7 @@ from core.workspace import check_name
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import Policy
+    from core.registry import Registry
     from core.workspace import Workspace
 
 LAYOUTS = ("xnot", "addm")
@@ -214,11 +215,13 @@ def detect_layout(payload: Any, path: str | Path = "") -> str:
     raise DataError("unknown GT layout: neither ADDM (policy_id + ground_truth) nor xnot (formula_version)", path=path)
 
 
-def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None = None) -> None:
-    """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies)."""
+def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None = None,
+           registry: Registry[Policy] | None = None) -> None:
+    """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies);
+    ``registry``: the policies of ``ws`` when the caller has them (a scan reads them once)."""
     scale: tuple[str, ...] = VERDICTS
     if layout == "addm" and payload.get("policy_id"):
-        registry = policy_registry(ws)
+        registry = registry or policy_registry(ws)
         if payload["policy_id"] in registry:
             scale = registry[payload["policy_id"]].verdicts
     for key, entry in payload["restaurants"].items():
@@ -236,12 +239,13 @@ def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace
                 raise DataError("an incident needs a severity", path=path, field=f"{where}.incidents[{i}]")
 
 
-def read_gt_file(path: str | Path, ws: Workspace | None = None) -> tuple[dict[str, Any], str]:
+def read_gt_file(path: str | Path, ws: Workspace | None = None,
+                 registry: Registry[Policy] | None = None) -> tuple[dict[str, Any], str]:
     """(document, layout) of a GT file, validated (policies of ``ws`` known by their scale)."""
     path = Path(path)
     payload = read_json(path)
     layout = detect_layout(payload, path)
-    _check(payload, layout, path, ws)
+    _check(payload, layout, path, ws, registry)
     return payload, layout
 
 
@@ -279,6 +283,7 @@ def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path,
     reason (a broken file is reported, never skipped in silence: Home lists them)."""
     out: list[dict[str, Any]] = []
     broken: list[tuple[Path, DataError]] = []
+    registry: Registry[Policy] | None = None  # read once, at the first GT file
     if not ws.gt_dir.exists():
         return out, broken
     for path in sorted(ws.gt_dir.rglob("*.json")):
@@ -287,7 +292,8 @@ def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path,
         if path.parent == ws.gt_dir / VARIANTS_DIR:  # saved what-if variants, not GT files
             continue
         try:
-            payload, layout = read_gt_file(path, ws)
+            registry = registry or policy_registry(ws)
+            payload, layout = read_gt_file(path, ws, registry)
         except DataError as exc:
             broken.append((path, exc))
             continue
