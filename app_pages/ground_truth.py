@@ -21,7 +21,7 @@ if not dataset:
     st.stop()
 
 choice = gt_page.controls(ws, dataset, task_ids(ws))
-st.caption(gt_page.describe(ws, choice.definition))
+st.caption(gt_page.describe(ws, choice.definition, choice.chosen))
 status = choice.status
 judges = [j["judge"] for j in status.judges]
 committed = definitions(choice.task, ws)
@@ -52,12 +52,13 @@ if frame is None:
                     "judge`, or import judgments (`python -m core judgments import`).")
     st.stop()
 key = (cache.frame_key(ws, dataset, choice.task), choice.judge, choice.definition, tuple(choice.ks))  # of every chart
+views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame
 
 with tab_dist:
-    gt_page.distribution_section(frame, key, choice.judge, choice.scale)
+    gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)
 with tab_rest:
-    business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key)
+    business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")
-    gt_grid.primitives_section(frame, choice, dataset, judge_param)
+    gt_grid.primitives_section(frame, choice, dataset, judge_param, key, views)
 with tab_export:
     gt_page.export_section(ws, dataset, choice, frame)

@@ -16,8 +16,8 @@ from core import browse
 from core.db import Database
 from core.errors import DataError, WorkbenchError
 from core.files import read_json
-from core.metrics.io import read_run_summary
 from core.ground_truth import list_gt_files
+from core.metrics.io import read_run_summary
 from core.tasks import list_tasks
 from core.workspace import Workspace
 

@@ -10,7 +10,9 @@ cache clear anywhere, for any user.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from core.ground_truth.compute import newest_review_year
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.policies import Policy
 from core.tasks import get_task, task_ids
-from core.ui import chart_spec, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts)
+from core.ui import chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -36,9 +38,12 @@ def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
     return tuple((str(p.relative_to(ws.root)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
-def frame_key(ws: Workspace, dataset: str, task: str) -> tuple:
-    """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it)."""
-    return (str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task), variants_stamp(ws))
+def frame_key(ws: Workspace, dataset: str, task: str) -> tuple[str, str, str, str]:
+    """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it):
+    (root, dataset, task, sha256 of the data and variants stamps). A digest rather than the stamps
+    themselves: every cached call keyed by it hashes 4 strings instead of ~20 nested tuples."""
+    stamps = repr((gt_views.data_stamp(ws, dataset, task), variants_stamp(ws)))
+    return (str(ws.root), dataset, task, hashlib.sha256(stamps.encode("utf-8")).hexdigest())
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -236,3 +241,80 @@ def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, def
     """Two judges' fields and verdicts compared (:func:`core.judging.compare.compare_judges`)."""
     return _judge_comparison(str(ws.root), dataset, task, a, b, definition, tuple(ks),
                              gt_views.data_stamp(ws, dataset, task))
+
+
+# Views of one GT frame for the Ground truth page. ``key`` is the page's chart key (frame_key,
+# judge, definition, ks: see app_pages/ground_truth.py): it determines the frame exactly (the data
+# and variants stamps are in it), so the frame itself is passed unhashed (``_frame``) and each view
+# is computed once per frame instead of on every rerun.
+
+
+@dataclass(frozen=True)
+class FrameViews:
+    """What the GT page reads of a frame beyond the grid: names, verdict paths, counts."""
+
+    names: dict[str, str]  # business_id -> display name (gt_views.display_names)
+    paths: dict[str, str]  # business_id -> verdict along K ("Low Risk (25) → …")
+    short_stored: dict[str, int]  # business_id -> reviews stored, for restaurants short of some K
+    verdicts: list[str]  # gt_views.verdict_order(frame, scale)
+    restaurants: int
+    flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
+    full = gt_views.verdict_grid(_frame)
+    short: dict[str, int] = {}
+    if "short_of_k" in _frame.columns:
+        per = _frame.group_by("business_id", maintain_order=True).agg(
+            pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first())
+        short = dict(per.filter(pl.col("short")).select("business_id", "n_reviews_stored").iter_rows())
+    return FrameViews(gt_views.display_names(_frame), dict(zip(full["business_id"], full["path"], strict=True)), short,
+                      gt_views.verdict_order(_frame, scale), _frame["business_id"].n_unique(),
+                      int((full["changes"] > 0).sum()))
+
+
+def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:
+    """Names, verdict paths, coverage and counts of the GT ``frame`` whose cache key is ``key``."""
+    return _frame_views(key, tuple(scale), frame)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[str, ...] | None,
+          _frame: pl.DataFrame) -> pl.DataFrame:
+    return gt_views.verdict_grid(_frame, flips_only=flips_only, sort=sort, search=search,
+                                 rank_by=list(rank_by) if rank_by is not None else None)
+
+
+def verdict_grid(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
+                 rank_by: Sequence[str] | None) -> pl.DataFrame:
+    """:func:`core.gt_views.verdict_grid` of the GT ``frame`` whose cache key is ``key``."""
+    return _grid(key, bool(flips_only), sort, search, tuple(rank_by) if rank_by is not None else None, frame)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _series(key: tuple, business_id: str, _frame: pl.DataFrame) -> pl.DataFrame:
+    return gt_views.score_series(_frame, business_id)
+
+
+def score_series(key: tuple, frame: pl.DataFrame, business_id: str) -> pl.DataFrame:
+    """:func:`core.gt_views.score_series` of one restaurant of the GT ``frame`` whose cache key is ``key``."""
+    return _series(key, business_id, frame)
+
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _primitives(table_key: tuple, task: str, definition: str, scored: bool, dataset: str, k: int | None,
+                judge_param: str | None, _frame: pl.DataFrame) -> pl.DataFrame:
+    table = gt_views.primitive_table(_frame, k)
+    if not scored and "score" in table.columns:
+        table = table.drop("score")  # always 0 for a rule policy: its rules decide
+    return table.with_columns(pl.Series("trace", [
+        gt_views.trace_url(dataset, task, definition, k, b, judge_param) for b in table["business_id"].to_list()]))
+
+
+def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
+               judge_param: str | None) -> pl.DataFrame:
+    """Every restaurant of the GT ``frame`` at K=``k`` with every primitive and a trace link column
+    (``table_key``: the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
+    return _primitives(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param, frame)
