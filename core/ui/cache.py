@@ -2,7 +2,8 @@
 
 One loader per thing, shared by both pages. Each public function takes the workspace and the
 names the page chose, computes the *stamp* of the files that thing reads (sizes and mtimes: see
-:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it. A write (a judging
+:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it (by its sha256 digest,
+which Streamlit hashes far faster than the stamp's nested tuples). A write (a judging
 run, an override, a saved variant, the CLI in another process) changes the stamp of exactly the
 files it wrote, so the next call recomputes what depends on them and nothing else: there is no
 cache clear anywhere, for any user.
@@ -38,47 +39,61 @@ def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
     return tuple((str(p.relative_to(ws.root)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
+def _digest(stamp: tuple) -> str:
+    """The sha256 of a stamp's repr. Cached calls take this instead of the stamp itself: Streamlit
+    hashes one string per call instead of ~20 nested tuples (most of a cache hit's cost)."""
+    return hashlib.sha256(repr(stamp).encode("utf-8")).hexdigest()
+
+
+def data_key(ws: Workspace, dataset: str, task: str) -> str:
+    """The digest of :func:`core.gt_views.data_stamp`: the key of everything read for ``dataset``/``task``."""
+    return _digest(gt_views.data_stamp(ws, dataset, task))
+
+
+def variants_key(ws: Workspace) -> str:
+    """The digest of :func:`variants_stamp`."""
+    return _digest(variants_stamp(ws))
+
+
 def frame_key(ws: Workspace, dataset: str, task: str) -> tuple[str, str, str, str]:
     """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it):
-    (root, dataset, task, sha256 of the data and variants stamps). A digest rather than the stamps
-    themselves: every cached call keyed by it hashes 4 strings instead of ~20 nested tuples."""
-    stamps = repr((gt_views.data_stamp(ws, dataset, task), variants_stamp(ws)))
-    return (str(ws.root), dataset, task, hashlib.sha256(stamps.encode("utf-8")).hexdigest())
+    (root, dataset, task, digest of the data and variants stamps)."""
+    return (str(ws.root), dataset, task, _digest((data_key(ws, dataset, task), variants_key(ws))))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _definitions(root: str, task: str, vstamp: tuple) -> list[str]:
+def _definitions(root: str, task: str, vstamp: str) -> list[str]:
     ws = Workspace(Path(root))
     return gt_views.definitions(task, ws) + [v.name for v in variants.task_variants(ws, task)]
 
 
 def definitions(ws: Workspace, task: str) -> list[str]:
     """The task's formulas, policies, then the variants saved in the workspace."""
-    return _definitions(str(ws.root), task, variants_stamp(ws))
+    return _definitions(str(ws.root), task, variants_key(ws))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)  # holds formula objects (functions): not picklable; frozen
-def _resolved(root: str, name: str, vstamp: tuple) -> variants.ResolvedDefinition:
+def _resolved(root: str, name: str, vstamp: str) -> variants.ResolvedDefinition:
     return variants.resolve_definition(Workspace(Path(root)), name)
 
 
 def resolved(ws: Workspace, name: str) -> variants.ResolvedDefinition:
     """A formula, policy or saved variant by name."""
-    return _resolved(str(ws.root), name, variants_stamp(ws))
+    return _resolved(str(ws.root), name, variants_key(ws))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _status(root: str, dataset: str, task: str, stamp: tuple) -> gt_views.JudgingStatus:
+def _status(root: str, dataset: str, task: str, stamp: str) -> gt_views.JudgingStatus:
     return gt_views.judging_status(Workspace(Path(root)), dataset, task)
 
 
 def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingStatus:
     """Reviews, keyword matches, judges and what is left to judge."""
-    return _status(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+    return _status(str(ws.root), dataset, task, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
+def _judge_names(root: str, dataset: str, task: str, stamp: str) -> list[str]:
     # deferred: core.judgments pulls in pandas (~500 ms), only needed when _judge_names() runs
     from core.judgments import list_judges
 
@@ -87,25 +102,25 @@ def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
 
 def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
     """The judges with judgments of ``dataset``/``task`` (reading their logs costs ~100 ms a call)."""
-    return _judge_names(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+    return _judge_names(str(ws.root), dataset, task, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: tuple) -> gt_views.GTInputs:
+def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
 
 
 def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_views.GTInputs:
     """The judgments (overrides applied) and restaurants GT is computed from."""
-    return _inputs(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task))
+    return _inputs(str(ws.root), dataset, task, judge, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _newest_year(root: str, dataset: str, stamp: tuple) -> int | None:
+def _newest_year(root: str, dataset: str, stamp: str) -> int | None:
     return newest_review_year(Workspace(Path(root)), dataset)
 
 
-def _dated(root: str, dataset: str, stamp: tuple, d: Any) -> Any:
+def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
     """A policy without a recency reference gets the year of the dataset's newest review (as the
     CLI's GT does), never the year of the judgments at hand."""
     if isinstance(d, Policy) and d.needs_reference:
@@ -115,8 +130,8 @@ def _dated(root: str, dataset: str, stamp: tuple, d: Any) -> Any:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, definition: str,
-           ks: tuple[int | None, ...], changes: Changes, vstamp: tuple) -> pl.DataFrame:
+def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
+           ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
     inputs = _inputs(root, dataset, task, judge, stamp)
     chosen = _resolved(root, definition, vstamp)
     merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
@@ -129,38 +144,38 @@ def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
     return with_review_counts(frame, inputs.restaurants)
 
 
-def _stamp_of_name(ws: Workspace, name: str) -> tuple:
-    """The variants stamp for a saved variant's name; () for a committed formula or policy, so that
+def _stamp_of_name(ws: Workspace, name: str) -> str:
+    """The variants key for a saved variant's name; "" for a committed formula or policy, so that
     saving a variant never invalidates what does not depend on it."""
     try:
         get_definition(name, ws)
     except UnknownNameError:
-        return variants_stamp(ws)
-    return ()
+        return variants_key(ws)
+    return ""
 
 
 def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
              ks: Sequence[int | None], changes: Mapping[str, float] | None = None) -> pl.DataFrame:
     """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
     with each restaurant's stored review count and ``short_of_k``."""
-    return _frame(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), definition,
+    return _frame(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), definition,
                   tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _texts(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[int, str]:
+def _texts(root: str, dataset: str, business_id: str, stamp: str) -> dict[int, str]:
     return gt_views.review_texts(Workspace(Path(root)), dataset, business_id)
 
 
 def _one(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str) -> tuple[Any, dict[int, str]]:
-    stamp = gt_views.data_stamp(ws, dataset, task)
+    stamp = data_key(ws, dataset, task)
     one = gt_views.restaurant_inputs(_inputs(str(ws.root), dataset, task, judge, stamp), business_id)
     return one, _texts(str(ws.root), dataset, business_id, stamp)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
-           definition: str, k: int | None, vstamp: tuple) -> TraceNode:
+def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: str, business_id: str,
+           definition: str, k: int | None, vstamp: str) -> TraceNode:
     one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
     chosen = _resolved(root, definition, vstamp)
     return trace_gt(one.judgments, one.restaurants, business_id, _dated(root, dataset, stamp, chosen.definition), k,
@@ -170,13 +185,13 @@ def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
 def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
           k: int | None) -> TraceNode:
     """One restaurant's trace tree at one K."""
-    return _trace(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+    return _trace(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
                   definition, k, _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
-             definition: str, k_from: int | None, k_to: int | None, vstamp: tuple) -> KChange:
+def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: str, business_id: str,
+             definition: str, k_from: int | None, k_to: int | None, vstamp: str) -> KChange:
     one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
     chosen = _resolved(root, definition, vstamp)
     return explain_k_change(one.judgments, one.restaurants, business_id, _dated(root, dataset, stamp, chosen.definition),
@@ -186,18 +201,18 @@ def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple
 def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
             k_from: int | None, k_to: int | None) -> KChange:
     """Why one restaurant's GT changes between two K."""
-    return _kchange(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+    return _kchange(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
                     definition, k_from, k_to, _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _info(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[str, Any]:
+def _info(root: str, dataset: str, business_id: str, stamp: str) -> dict[str, Any]:
     return gt_views.restaurant_info(Workspace(Path(root)), dataset, business_id)
 
 
 def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) -> dict[str, Any]:
     """name, categories, city, state, stars, n_reviews of one restaurant."""
-    return _info(str(ws.root), dataset, business_id, gt_views.data_stamp(ws, dataset, task))
+    return _info(str(ws.root), dataset, business_id, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -222,14 +237,14 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
 
 def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[int, list[dict[str, str]]]:
     """idx -> the GT judge's judgment of each task (overrides applied) for one restaurant's reviews."""
-    stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids(ws)
+    stamps = tuple((task, data_key(ws, dataset, task)) for task in task_ids(ws)
                    if ws.judgments_dir(dataset, task).exists())
     return _restaurant_judgments(str(ws.root), dataset, business_id, stamps)
 
 
 @st.cache_data(max_entries=16, show_spinner="Comparing judges…")
 def _judge_comparison(root: str, dataset: str, task: str, a: str, b: str, definition: str,
-                      ks: tuple[int | None, ...], stamp: tuple) -> dict[str, Any]:
+                      ks: tuple[int | None, ...], stamp: str) -> dict[str, Any]:
     # deferred: core.judging.compare pulls in pandas (~500 ms), only needed when _judge_comparison() runs
     from core.judging.compare import compare_judges
 
@@ -240,7 +255,7 @@ def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, def
                      ks: Sequence[int | None]) -> dict[str, Any]:
     """Two judges' fields and verdicts compared (:func:`core.judging.compare.compare_judges`)."""
     return _judge_comparison(str(ws.root), dataset, task, a, b, definition, tuple(ks),
-                             gt_views.data_stamp(ws, dataset, task))
+                             data_key(ws, dataset, task))
 
 
 # Views of one GT frame for the Ground truth page. ``key`` is the page's chart key (frame_key,
