@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 import polars as pl
 
@@ -194,6 +194,19 @@ def trace_url(dataset: str, task: str, definition: str, k: int | None, business_
     'trace?dataset=demo&task=G1a&formula=v1&k=50&business_id=abc'
     """
     return "trace?" + urlencode(trace_params(dataset, task, definition, k, business_id, judge))
+
+
+def trace_urls(dataset: str, task: str, definition: str, k: int | None, business_ids: Sequence[str],
+               judge: str | None = None) -> list[str]:
+    """:func:`trace_url` of each of ``business_ids`` (the shared parameters encoded once).
+
+    >>> trace_urls("demo", "G1a", "v1", None, ["a b", "c"], "j") == [
+    ...     trace_url("demo", "G1a", "v1", None, b, "j") for b in ["a b", "c"]]
+    True
+    """
+    head = "trace?" + urlencode({"dataset": dataset, "task": task, "formula": definition, "k": k_label(k)})
+    tail = "&" + urlencode({"judge": judge}) if judge else ""
+    return [f"{head}&business_id={quote_plus(str(b))}{tail}" for b in business_ids]
 
 
 def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list[tuple[str, float]]:

@@ -12,7 +12,8 @@ cache clear anywhere, for any user.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from core.ground_truth.compute import newest_review_year
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.policies import Policy
 from core.tasks import get_task, task_ids
-from core.ui import chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
+from core.ui import arrow_datasets, chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -274,6 +275,7 @@ class FrameViews:
     verdicts: list[str]  # gt_views.verdict_order(frame, scale)
     restaurants: int
     flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
+    grid: pl.DataFrame  # gt_views.verdict_grid(frame): every restaurant, highest score first
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -286,7 +288,7 @@ def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> Fr
         short = dict(per.filter(pl.col("short")).select("business_id", "n_reviews_stored").iter_rows())
     return FrameViews(gt_views.display_names(_frame), dict(zip(full["business_id"], full["path"], strict=True)), short,
                       gt_views.verdict_order(_frame, scale), _frame["business_id"].n_unique(),
-                      int((full["changes"] > 0).sum()))
+                      int((full["changes"] > 0).sum()), full)
 
 
 def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:
@@ -302,8 +304,11 @@ def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[s
 
 
 def verdict_grid(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
-                 rank_by: Sequence[str] | None) -> pl.DataFrame:
-    """:func:`core.gt_views.verdict_grid` of the GT ``frame`` whose cache key is ``key``."""
+                 rank_by: Sequence[str] | None, views: FrameViews | None = None) -> pl.DataFrame:
+    """:func:`core.gt_views.verdict_grid` of the GT ``frame`` whose cache key is ``key`` (with the
+    default options, ``views.grid``: the same call, already made)."""
+    if views is not None and not flips_only and sort == gt_views.SORTS[0] and not search and rank_by is None:
+        return views.grid
     return _grid(key, bool(flips_only), sort, search, tuple(rank_by) if rank_by is not None else None, frame)
 
 
@@ -324,8 +329,8 @@ def _primitives(table_key: tuple, task: str, definition: str, scored: bool, data
     table = gt_views.primitive_table(_frame, k)
     if not scored and "score" in table.columns:
         table = table.drop("score")  # always 0 for a rule policy: its rules decide
-    return table.with_columns(pl.Series("trace", [
-        gt_views.trace_url(dataset, task, definition, k, b, judge_param) for b in table["business_id"].to_list()]))
+    return table.with_columns(pl.Series("trace", gt_views.trace_urls(dataset, task, definition, k,
+                                                                   table["business_id"].to_list(), judge_param)))
 
 
 def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
@@ -333,3 +338,51 @@ def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str,
     """Every restaurant of the GT ``frame`` at K=``k`` with every primitive and a trace link column
     (``table_key``: the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
     return _primitives(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param, frame)
+
+
+# The restaurant × K grid outlines the selected restaurant through one data column ("picked",
+# charts.verdict_grid_chart), so picking another restaurant changes nothing else in the spec: the
+# spec is built once per grid and its rows re-marked per selection, instead of building the layered
+# Altair chart again (~20 ms) on every pick.
+
+
+def _dataset_name(rows: list[dict[str, Any]]) -> str:
+    """The name Altair gives inline data (``altair.vegalite.v6.api._dataset_name``)."""
+    text = json.dumps(rows, sort_keys=True, default=str)
+    return "data-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def picked_spec(spec: dict, selected: str | None) -> dict | None:
+    """``spec`` (a verdict grid built with ``selected=None``) with the rows of ``selected`` marked
+    ``picked`` and its dataset renamed as Altair would name it; None when the spec is not shaped so
+    (one inline dataset named in the top-level data), and the caller builds it instead."""
+    datasets, data = spec.get("datasets"), spec.get("data")
+    if not (isinstance(datasets, dict) and len(datasets) == 1 and isinstance(data, dict) and set(data) == {"name"}):
+        return None
+    ((name, rows),) = datasets.items()
+    if name != data["name"] or not isinstance(rows, list) or not all(
+            isinstance(r, dict) and "picked" in r and "business_id" in r for r in rows):
+        return None
+    for row in rows:
+        row["picked"] = row["business_id"] == (selected or "")
+    new = _dataset_name(rows)
+    spec["datasets"], spec["data"] = {new: rows}, {"name": new}
+    return spec
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _grid_spec_unpicked(key: tuple, _build: Callable[[str | None], Any]) -> dict:
+    return unvalidated_spec(lambda: _build(None))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _grid_spec(key: tuple, selected: str | None, _build: Callable[[str | None], Any]) -> dict:
+    spec = picked_spec(_grid_spec_unpicked(key, _build), selected)  # cache_data hands out a copy
+    return arrow_datasets(spec if spec is not None else unvalidated_spec(lambda: _build(selected)))
+
+
+def grid_chart_spec(key: tuple, selected: str | None, build: Callable[[str | None], Any]) -> dict:
+    """The verdict grid's spec with ``selected`` outlined: ``build(selected)``'s, as
+    :func:`chart_spec` gives it, built once per ``key`` (which must hold everything but the
+    selection) and re-marked per selection."""
+    return _grid_spec(key, selected, build)

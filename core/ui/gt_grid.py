@@ -66,8 +66,8 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
     g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
     flips_only, sort = bool(st.session_state.get(K_FLIPS, False)), st.session_state.get(K_SORT) or gt_views.SORTS[0]
     search = st.session_state.get(K_SEARCH) or ""
-    grid = cache.verdict_grid(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by)
     views = views or cache.frame_views(key, frame, choice.scale)
+    grid = cache.verdict_grid(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by, views=views)
     names = views.names
     grid_ids = grid["business_id"].to_list()
     order = grid_ids + sorted(set(names) - set(grid_ids), key=lambda b: names[b].lower())
@@ -86,9 +86,9 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             st.info("No restaurant matches.")
         else:
             shown_ids = shown["business_id"].to_list()
-            spec_key = ("grid", *key, tuple(shown_ids), selected)
-            st.vega_lite_chart(cache.chart_spec(spec_key, lambda: charts.verdict_grid_chart(
-                gt_views.grid_long(frame, shown_ids), shown["name"].to_list(), selected=selected,
+            spec_key = ("grid", *key, tuple(shown_ids), choice.scored)
+            st.vega_lite_chart(cache.grid_chart_spec(spec_key, selected, lambda picked: charts.verdict_grid_chart(
+                gt_views.grid_long(frame, shown_ids), shown["name"].to_list(), selected=picked,
                 verdicts=views.verdicts, scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             number = "number = score" if choice.scored else "no number (a rule policy has no score)"

@@ -102,6 +102,9 @@ def test_frame_views_are_the_gt_views_and_follow_an_override(counted):
     assert views.paths == dict(zip(grid["business_id"], grid["path"], strict=True))
     assert views.flips == gt_views.flips(frame).height and views.restaurants == frame["business_id"].n_unique()
     assert views.verdicts == gt_views.verdict_order(frame)
+    assert views.grid.equals(grid)
+    assert cache.verdict_grid(key, frame, flips_only=False, sort="Highest score", search="", rank_by=None,
+                              views=views).equals(grid)
     shown = cache.verdict_grid(key, frame, flips_only=True, sort="Name", search="", rank_by=None)
     assert shown.equals(gt_views.verdict_grid(frame, flips_only=True, sort="Name"))
     assert cache.score_series(key, frame, FLIP).equals(gt_views.score_series(frame, FLIP))
@@ -159,4 +162,37 @@ def test_cached_tables_and_charts_send_what_streamlit_would(tmp_path):
     _marshall_chart_data(arrow, cache.chart_spec(("c", 1), build))
     assert list(arrow.datasets) == list(inline.datasets) and len(arrow.datasets) >= 1
     assert json.dumps(plain) == json.dumps({k: v for k, v in cache.chart_spec(("c", 1), build).items() if k != "datasets"})
+    st.cache_data.clear()
+
+
+@pytest.mark.parametrize("scored", [True, False])
+def test_grid_spec_re_marked_per_selection_is_the_built_one(tmp_path, scored):
+    """grid_chart_spec builds the verdict grid once and re-marks the selected rows: what Streamlit
+    sends (stabilized spec and Arrow datasets) is what building the chart for that selection sends."""
+    import json
+
+    from streamlit.elements.vega_charts import _marshall_chart_data, _stabilize_vega_json_spec
+    from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
+
+    from core import charts
+
+    st.cache_data.clear()
+    ws = build_gt_workspace(tmp_path / "ws")
+    frame = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [25, 50, None])
+    grid = gt_views.verdict_grid(frame)
+    ids = grid["business_id"].to_list()
+
+    def build(picked):
+        return charts.verdict_grid_chart(gt_views.grid_long(frame, ids), grid["name"].to_list(), selected=picked,
+                                         verdicts=gt_views.verdict_order(frame), scored=scored)
+
+    def sent(spec):
+        proto, spec = VegaLiteChart(), dict(spec)
+        _marshall_chart_data(proto, spec)
+        return _stabilize_vega_json_spec(json.dumps(spec)), [(d.name, d.data.data) for d in proto.datasets]
+
+    for selected in (ids[0], ids[-1], FLIP, None, ids[0]):
+        fresh = sent(cache.chart_spec(("fresh", scored, selected), lambda s=selected: build(s)))
+        assert sent(cache.grid_chart_spec(("grid", scored), selected, build)) == fresh
+    assert cache.picked_spec({"datasets": {"a": [], "b": []}, "data": {"name": "a"}}, "x") is None  # not a grid
     st.cache_data.clear()
