@@ -147,7 +147,10 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
                        key: tuple, views: cache.FrameViews | None = None) -> None:
     """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
     k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
-    table_key = (*key, k_at, choice.scored, dataset, choice.task, choice.definition, judge_param)
+    # the rows at one K do not depend on the other K chosen (each K is computed on its own), so the
+    # table is keyed without them: adding a K leaves the table of K=50 cached
+    frame_key, judge, definition, _ks = key
+    table_key = (frame_key, judge, definition, k_at, choice.scored, dataset, choice.task, judge_param)
     table = cache.primitives(table_key, frame, choice, dataset, k_at, judge_param)
     st.session_state[K_TABLE_IDS] = table["business_id"].to_list()
     config: dict[str, Any] = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),

@@ -196,3 +196,16 @@ def test_grid_spec_re_marked_per_selection_is_the_built_one(tmp_path, scored):
         assert sent(cache.grid_chart_spec(("grid", scored), selected, build)) == fresh
     assert cache.picked_spec({"datasets": {"a": [], "b": []}, "data": {"name": "a"}}, "x") is None  # not a grid
     st.cache_data.clear()
+
+
+def test_rows_at_one_k_do_not_depend_on_the_other_ks(tmp_path):
+    """The primitive table of K is cached without the other K chosen (adding a K keeps it): the GT
+    rows of one K are the same whatever other K are computed with it, for every definition."""
+    ws = build_gt_workspace(tmp_path / "ws")
+    inputs = gt_views.load_inputs(ws, DATASET, TASK)
+    names = gt_views.definitions(TASK, ws)
+    assert len(names) >= 3  # formulas and policies
+    for name in names:
+        tables = [gt_views.primitive_table(gt_views.compute_frame(inputs, name, ks), 50)
+                  for ks in ([25, 50], [50], [10, 25, 50, 75, None], [50, 200])]
+        assert all(t.equals(tables[0]) for t in tables[1:]), name
