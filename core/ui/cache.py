@@ -280,13 +280,14 @@ class FrameViews:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
-    full = gt_views.verdict_grid(_frame)
+    names = gt_views.display_names(_frame)
+    full = gt_views.verdict_grid(_frame, names=names)
     short: dict[str, int] = {}
     if "short_of_k" in _frame.columns:
         per = _frame.group_by("business_id", maintain_order=True).agg(
             pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first())
         short = dict(per.filter(pl.col("short")).select("business_id", "n_reviews_stored").iter_rows())
-    return FrameViews(gt_views.display_names(_frame), dict(zip(full["business_id"], full["path"], strict=True)), short,
+    return FrameViews(names, dict(zip(full["business_id"], full["path"], strict=True)), short,
                       gt_views.verdict_order(_frame, scale), _frame["business_id"].n_unique(),
                       int((full["changes"] > 0).sum()), full)
 

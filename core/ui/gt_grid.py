@@ -88,7 +88,7 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             shown_ids = shown["business_id"].to_list()
             spec_key = ("grid", *key, tuple(shown_ids), choice.scored)
             st.vega_lite_chart(cache.grid_chart_spec(spec_key, selected, lambda picked: charts.verdict_grid_chart(
-                gt_views.grid_long(frame, shown_ids), shown["name"].to_list(), selected=picked,
+                gt_views.grid_long(frame, shown_ids, names), shown["name"].to_list(), selected=picked,
                 verdicts=views.verdicts, scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             number = "number = score" if choice.scored else "no number (a rule policy has no score)"

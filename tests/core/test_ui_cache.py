@@ -103,6 +103,8 @@ def test_frame_views_are_the_gt_views_and_follow_an_override(counted):
     assert views.flips == gt_views.flips(frame).height and views.restaurants == frame["business_id"].n_unique()
     assert views.verdicts == gt_views.verdict_order(frame)
     assert views.grid.equals(grid)
+    assert gt_views.grid_long(frame, grid["business_id"].to_list(), views.names).equals(
+        gt_views.grid_long(frame, grid["business_id"].to_list()))
     assert cache.verdict_grid(key, frame, flips_only=False, sort="Highest score", search="", rank_by=None,
                               views=views).equals(grid)
     shown = cache.verdict_grid(key, frame, flips_only=True, sort="Name", search="", rank_by=None)
