@@ -30,7 +30,7 @@ ui_judges.offline_note(ws, dataset, choice.task, choice.judge, judges, base_defi
 frame, problem = None, None
 if status.ready:
     try:
-        frame = cache.gt_frame(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
+        frame, key = cache.gt_frame_keyed(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
     except (WorkbenchError, ValueError) as exc:
         problem = str(exc)
     else:
@@ -51,8 +51,7 @@ if frame is None:
             st.info("No judgments for this dataset and task yet: run the judge in the Judging tab, `python -m core "
                     "judge`, or import judgments (`python -m core judgments import`).")
     st.stop()
-key = (cache.frame_key(ws, dataset, choice.task), choice.judge, choice.definition, tuple(choice.ks))  # of every chart
-views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame
+views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
 
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)

@@ -145,13 +145,13 @@ def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, de
     return with_review_counts(frame, inputs.restaurants)
 
 
-def _stamp_of_name(ws: Workspace, name: str) -> str:
-    """The variants key for a saved variant's name; "" for a committed formula or policy, so that
-    saving a variant never invalidates what does not depend on it."""
+def _stamp_of_name(ws: Workspace, name: str, vkey: str | None = None) -> str:
+    """The variants key (``vkey`` when the caller read it) for a saved variant's name; "" for a
+    committed formula or policy, so that saving a variant never invalidates what does not depend on it."""
     try:
         get_definition(name, ws)
     except UnknownNameError:
-        return variants_key(ws)
+        return variants_key(ws) if vkey is None else vkey
     return ""
 
 
@@ -161,6 +161,17 @@ def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definiti
     with each restaurant's stored review count and ``short_of_k``."""
     return _frame(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), definition,
                   tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
+
+
+def gt_frame_keyed(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+                   ks: Sequence[int | None]) -> tuple[pl.DataFrame, tuple]:
+    """:func:`gt_frame` and the key of everything built from it, (:func:`frame_key`, judge,
+    definition, ks), both from one reading of the stamps: a file written meanwhile (a judging run
+    appends all the time) cannot pair the frame with the key of newer data."""
+    dkey, vkey = data_key(ws, dataset, task), variants_key(ws)
+    frame = _frame(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (),
+                   _stamp_of_name(ws, definition, vkey))
+    return frame, ((str(ws.root), dataset, task, _digest((dkey, vkey))), judge, definition, tuple(ks))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -211,3 +211,17 @@ def test_rows_at_one_k_do_not_depend_on_the_other_ks(tmp_path):
         tables = [gt_views.primitive_table(gt_views.compute_frame(inputs, name, ks), 50)
                   for ks in ([25, 50], [50], [10, 25, 50, 75, None], [50, 200])]
         assert all(t.equals(tables[0]) for t in tables[1:]), name
+
+
+def test_gt_frame_keyed_is_gt_frame_with_its_key(counted):
+    """The page's frame and key come from one reading of the stamps; the frame is gt_frame's (one
+    cache entry for both pages) and the key is frame_key's."""
+    ws, calls = counted
+    frame, key = cache.gt_frame_keyed(ws, DATASET, TASK, None, "v1", KS)
+    assert frame.equals(cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)) and calls == ["v1"]
+    assert key == (cache.frame_key(ws, DATASET, TASK), None, "v1", tuple(KS))
+    save_variant(ws, "strict", "v1", {"CRITICAL_THRESHOLD": 30.0})
+    again, new_key = cache.gt_frame_keyed(ws, DATASET, TASK, None, "v1", KS)
+    assert calls == ["v1"] and new_key != key  # the frame is kept; the key (of charts naming variants) moves
+    strict, _ = cache.gt_frame_keyed(ws, DATASET, TASK, None, "strict", KS)
+    assert strict["variant"][0] == "strict" and calls == ["v1", "v1"]
