@@ -34,7 +34,8 @@ if status.ready:
     except (WorkbenchError, ValueError) as exc:
         problem = str(exc)
     else:
-        gt_page.coverage_warning(frame)  # above the tabs: it concerns every one of them
+        views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
+        gt_page.coverage_warning(frame, views)  # above the tabs: it concerns every one of them
 tab_rest, tab_dist, tab_judging, tab_compare, tab_export = st.tabs(
     ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Export"],
     default="Restaurant × K" if status.ready else "Judging", key=gt_page.K_TAB, on_change="rerun")
@@ -51,7 +52,6 @@ if frame is None:
             st.info("No judgments for this dataset and task yet: run the judge in the Judging tab, `python -m core "
                     "judge`, or import judgments (`python -m core judgments import`).")
     st.stop()
-views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
 
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)

@@ -25,7 +25,7 @@ from core import gt_views, variants
 from core.errors import UnknownNameError
 from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt
 from core.ground_truth.compute import newest_review_year
-from core.ground_truth.coverage import with_review_counts
+from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.policies import Policy
 from core.tasks import get_task, task_ids
 from core.ui import arrow_datasets, chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
@@ -287,6 +287,7 @@ class FrameViews:
     restaurants: int
     flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
     grid: pl.DataFrame  # gt_views.verdict_grid(frame): every restaurant, highest score first
+    short_counts: dict[int | None, int]  # K -> restaurants with fewer reviews than K (coverage.short_counts)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -300,7 +301,7 @@ def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> Fr
         short = dict(per.filter(pl.col("short")).select("business_id", "n_reviews_stored").iter_rows())
     return FrameViews(names, dict(zip(full["business_id"], full["path"], strict=True)), short,
                       gt_views.verdict_order(_frame, scale), _frame["business_id"].n_unique(),
-                      int((full["changes"] > 0).sum()), full)
+                      int((full["changes"] > 0).sum()), full, short_counts(_frame))
 
 
 def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:

@@ -193,9 +193,12 @@ def _run(ws: Workspace, dataset: str, task: str, *, use_openai: bool) -> None:
     st.rerun()
 
 
-def coverage_warning(frame: pl.DataFrame) -> None:
-    """The warning when some restaurant has fewer reviews than a chosen K."""
-    message = short_message(short_counts(frame), total=frame["business_id"].n_unique(), note=" (marked * in the grid)")
+def coverage_warning(frame: pl.DataFrame, views: cache.FrameViews | None = None) -> None:
+    """The warning when some restaurant has fewer reviews than a chosen K (``views``: the frame's
+    ``cache.frame_views`` when the caller has them)."""
+    counts, total = ((views.short_counts, views.restaurants) if views is not None
+                     else (short_counts(frame), frame["business_id"].n_unique()))
+    message = short_message(counts, total=total, note=" (marked * in the grid)")
     if message:
         st.warning(message, icon=":material/warning:")
 

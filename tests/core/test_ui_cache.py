@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 
 from core import gt_views
+from core.ground_truth.coverage import short_counts
 from core.overrides import add_override
 from core.ui import cache
 from core.variants import save_variant
@@ -103,6 +104,7 @@ def test_frame_views_are_the_gt_views_and_follow_an_override(counted):
     assert views.flips == gt_views.flips(frame).height and views.restaurants == frame["business_id"].n_unique()
     assert views.verdicts == gt_views.verdict_order(frame)
     assert views.grid.equals(grid)
+    assert views.short_counts == short_counts(frame) and set(views.short_counts) == set(KS)
     assert gt_views.grid_long(frame, grid["business_id"].to_list(), views.names).equals(
         gt_views.grid_long(frame, grid["business_id"].to_list()))
     assert cache.verdict_grid(key, frame, flips_only=False, sort="Highest score", search="", rank_by=None,
