@@ -21,7 +21,7 @@ if not dataset:
     st.stop()
 
 choice = gt_page.controls(ws, dataset, task_ids(ws))
-st.caption(gt_page.describe(ws, choice.definition))
+st.caption(gt_page.describe(ws, choice.definition, choice.chosen))
 status = choice.status
 judges = [j["judge"] for j in status.judges]
 committed = definitions(choice.task, ws)
@@ -30,11 +30,12 @@ ui_judges.offline_note(ws, dataset, choice.task, choice.judge, judges, base_defi
 frame, problem = None, None
 if status.ready:
     try:
-        frame = cache.gt_frame(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
+        frame, key = cache.gt_frame_keyed(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
     except (WorkbenchError, ValueError) as exc:
         problem = str(exc)
     else:
-        gt_page.coverage_warning(frame)  # above the tabs: it concerns every one of them
+        views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
+        gt_page.coverage_warning(frame, views)  # above the tabs: it concerns every one of them
 tab_rest, tab_dist, tab_judging, tab_compare, tab_export = st.tabs(
     ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Export"],
     default="Restaurant × K" if status.ready else "Judging", key=gt_page.K_TAB, on_change="rerun")
@@ -51,13 +52,12 @@ if frame is None:
             st.info("No judgments for this dataset and task yet: run the judge in the Judging tab, `python -m core "
                     "judge`, or import judgments (`python -m core judgments import`).")
     st.stop()
-key = (cache.frame_key(ws, dataset, choice.task), choice.judge, choice.definition, tuple(choice.ks))  # of every chart
 
 with tab_dist:
-    gt_page.distribution_section(frame, key, choice.judge, choice.scale)
+    gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)
 with tab_rest:
-    business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key)
+    business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")
-    gt_grid.primitives_section(frame, choice, dataset, judge_param)
+    gt_grid.primitives_section(frame, choice, dataset, judge_param, key, views)
 with tab_export:
     gt_page.export_section(ws, dataset, choice, frame)

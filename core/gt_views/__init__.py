@@ -28,6 +28,7 @@ from core.gt_views.grid import (
     thresholds,
     trace_params,
     trace_url,
+    trace_urls,
     verdict_grid,
     verdict_moves,
     verdict_order,
@@ -77,6 +78,6 @@ __all__ = [
     "highlight_segments", "highlight_spans", "judging_status", "k_order", "kchange_frames", "label", "load_inputs",
     "md_escape", "openai_preflight", "parse_ks", "primitive_table", "primitives_with_reviews", "restaurant_info", "restaurant_inputs",
     "review_cards", "review_texts", "run_index_and_judge", "score_series", "score_thresholds", "split_ks", "thresholds", "trace_params",
-    "trace_rows", "trace_url", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_order", "verdict_scale",
+    "trace_rows", "trace_url", "trace_urls", "tree_html", "value_changes", "verdict_grid", "verdict_moves", "verdict_order", "verdict_scale",
     "with_score", "worked_line",
 ]

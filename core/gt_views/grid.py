@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote_plus, urlencode
 
 import polars as pl
 
@@ -88,7 +88,8 @@ def _per_restaurant(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
-                 search: str = "", rank_by: Sequence[str] | None = None) -> pl.DataFrame:
+                 search: str = "", rank_by: Sequence[str] | None = None,
+                 names: Mapping[str, str] | None = None) -> pl.DataFrame:
     """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
 
     Args:
@@ -97,6 +98,7 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
         search: keep names containing this text (case-insensitive).
         rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
             their highest verdict at any K (for a rule policy, whose score is always 0).
+        names: ``display_names(frame)`` when the caller has it.
     """
     if sort not in SORTS:
         raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
@@ -107,7 +109,7 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
     )
     wide = wide.rename({str(k if k is not None else 2**62): column_of(k) for k in ks})
     rows = _per_restaurant(f).join(wide, on="business_id", how="left")
-    names = display_names(f)
+    names = display_names(f) if names is None else names
     rows = rows.with_columns(pl.col("business_id").replace_strict(names, default=pl.col("name")).alias("name"))
     if rank_by:
         rank = {v: i for i, v in enumerate(rank_by)}
@@ -129,11 +131,12 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
     )
 
 
-def grid_long(frame: pl.DataFrame, business_ids: Sequence[str] | None = None) -> pl.DataFrame:
+def grid_long(frame: pl.DataFrame, business_ids: Sequence[str] | None = None,
+              names: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Long rows for the heat map: business_id, name, k, k_label, verdict, score (restaurants in
-    ``business_ids`` order when given)."""
+    ``business_ids`` order when given); ``names``: ``display_names(frame)`` when the caller has it."""
     f = with_score(frame)
-    names = display_names(f)
+    names = display_names(f) if names is None else names
     if business_ids is not None:
         pos = {b: i for i, b in enumerate(business_ids)}
         f = f.filter(pl.col("business_id").is_in(list(business_ids))).with_columns(
@@ -194,6 +197,19 @@ def trace_url(dataset: str, task: str, definition: str, k: int | None, business_
     'trace?dataset=demo&task=G1a&formula=v1&k=50&business_id=abc'
     """
     return "trace?" + urlencode(trace_params(dataset, task, definition, k, business_id, judge))
+
+
+def trace_urls(dataset: str, task: str, definition: str, k: int | None, business_ids: Sequence[str],
+               judge: str | None = None) -> list[str]:
+    """:func:`trace_url` of each of ``business_ids`` (the shared parameters encoded once).
+
+    >>> trace_urls("demo", "G1a", "v1", None, ["a b", "c"], "j") == [
+    ...     trace_url("demo", "G1a", "v1", None, b, "j") for b in ["a b", "c"]]
+    True
+    """
+    head = "trace?" + urlencode({"dataset": dataset, "task": task, "formula": definition, "k": k_label(k)})
+    tail = "&" + urlencode({"judge": judge}) if judge else ""
+    return [f"{head}&business_id={quote_plus(str(b))}{tail}" for b in business_ids]
 
 
 def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list[tuple[str, float]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -32,14 +33,29 @@ from core.workspace import Workspace
 Stamp = tuple[tuple[str, int, int], ...]
 
 
+def _stamp_folders(ws: Workspace, dataset: str, task: str) -> tuple[Path, Path, Path, Path]:
+    """The dataset folder, judgments folder, overrides file and index folder of ``dataset``/``task``,
+    each built (names checked, path kept inside the root) by the workspace's own methods.
+
+    Remembered on this Workspace object, which a page makes anew on every run: the several stamps
+    of one run check each (dataset, task) once instead of resolving the same paths every time. The
+    memo holds only paths these methods returned; the files are stat'ed on every call."""
+    memo = ws.__dict__.setdefault("_stamp_folders", {})  # per object, never module-level
+    folders = memo.get((dataset, task))
+    if folders is None:
+        folders = memo[(dataset, task)] = (ws.dataset_dir(dataset), ws.judgments_dir(dataset, task),
+                                           ws.overrides_path(dataset, task), ws.index_dir(dataset))
+    return folders
+
+
 def data_stamp(ws: Workspace, dataset: str, task: str) -> Stamp:
     """(file, mtime_ns, size) of everything a GT of ``dataset``/``task`` reads: a cache key."""
-    paths = [ws.dataset_dir(dataset) / name for name in ("dataset.lock.json", "restaurants.parquet", "reviews.parquet")]
-    folder = ws.judgments_dir(dataset, task)
+    dataset_dir, folder, overrides, index_dir = _stamp_folders(ws, dataset, task)
+    paths = [dataset_dir / name for name in ("dataset.lock.json", "restaurants.parquet", "reviews.parquet")]
     if folder.exists():
         paths.extend(sorted(folder.iterdir()))
-    paths.append(ws.overrides_path(dataset, task))
-    paths.append(ws.index_dir(dataset) / "stats.json")
+    paths.append(overrides)
+    paths.append(index_dir / "stats.json")
     for kind in ("tasks", "policies"):  # the workspace's own tasks and policies (imported, the demo's)
         if (ws.root / kind).is_dir():
             paths.extend(sorted((ws.root / kind).glob("*.yaml")))

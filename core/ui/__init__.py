@@ -127,14 +127,55 @@ def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
     Validation is most of a chart's cost (the whole spec is checked against the Vega-Lite schema,
     up to 500 ms a chart on a loaded machine) and changes nothing in it; tests/core/test_charts.py
     builds every chart with validation on. ``key`` must hold everything the chart depends on
-    (callers pass the frame's cache key)."""
-    return unvalidated_spec(_build)
+    (callers pass the frame's cache key).
+
+    The spec's tabular datasets are stored as the Arrow IPC bytes ``st.vega_lite_chart`` would
+    make of them (:func:`streamlit.dataframe_util.convert_anything_to_arrow_bytes`, the call it
+    makes for data that are not bytes yet): the chart sent is the same, without converting its
+    unchanged data again on every rerun."""
+    return arrow_datasets(unvalidated_spec(_build))
+
+
+def arrow_datasets(spec: dict) -> dict:
+    """``spec`` with each named dataset (a list of rows) replaced by its Arrow IPC bytes, as
+    ``st.vega_lite_chart`` sends it; GeoJSON features stay inline, as Streamlit leaves them."""
+    from streamlit import dataframe_util
+
+    datasets = spec.get("datasets")
+    if isinstance(datasets, dict):
+        spec["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(rows)
+                            if isinstance(rows, list) and not _is_geojson(rows) else rows
+                            for name, rows in datasets.items()}
+    return spec
+
+
+def _is_geojson(rows: list) -> bool:
+    first = rows[0] if rows else None
+    return isinstance(first, dict) and first.get("type") == "Feature" and "geometry" in first
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def table_data(key: tuple, _build: Callable[[], Any]) -> Any:
+    """``_build()``'s frame as the Arrow table ``st.dataframe`` makes of it (through pandas, with
+    Streamlit's own conversion functions), built once per ``key``: passing it to ``st.dataframe``
+    sends the same bytes without converting the unchanged frame on every rerun. Pass
+    ``hide_index=True`` (a polars frame has no index, which Streamlit hides). ``key`` must hold
+    everything the frame depends on."""
+    from streamlit import dataframe_util
+
+    frame = dataframe_util.convert_anything_to_pandas_df(_build(), ensure_copy=False)
+    return dataframe_util.convert_pandas_df_to_arrow_table(frame)
 
 
 def unvalidated_spec(build: Callable[[], Any]) -> dict:
     """``build()``'s Altair chart as a Vega-Lite dict, without the JSON-schema validation of the
-    export (Altair's other checks, at construction, stay on)."""
-    return build().to_dict(validate=False)
+    export, nor the partial one Altair's debug mode runs on each object it constructs or copies
+    (~⅓ of building a layered chart). Neither changes the spec; tests/core/test_charts.py builds
+    every chart with the full validation of its export."""
+    from altair.utils.schemapi import debug_mode
+
+    with debug_mode(False):  # a module flag: another thread's build at worst validates or skips validating
+        return build().to_dict(validate=False)
 
 
 def show_chart(chart: Any, where: Any = None, **kwargs: Any) -> None:

@@ -2,7 +2,8 @@
 
 One loader per thing, shared by both pages. Each public function takes the workspace and the
 names the page chose, computes the *stamp* of the files that thing reads (sizes and mtimes: see
-:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it. A write (a judging
+:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it (by its sha256 digest,
+which Streamlit hashes far faster than the stamp's nested tuples). A write (a judging
 run, an override, a saved variant, the CLI in another process) changes the stamp of exactly the
 files it wrote, so the next call recomputes what depends on them and nothing else: there is no
 cache clear anywhere, for any user.
@@ -10,7 +11,10 @@ cache clear anywhere, for any user.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +25,10 @@ from core import gt_views, variants
 from core.errors import UnknownNameError
 from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt
 from core.ground_truth.compute import newest_review_year
-from core.ground_truth.coverage import with_review_counts
+from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.policies import Policy
 from core.tasks import get_task, task_ids
-from core.ui import chart_spec, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts)
+from core.ui import arrow_datasets, chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -36,44 +40,61 @@ def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
     return tuple((str(p.relative_to(ws.root)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 
-def frame_key(ws: Workspace, dataset: str, task: str) -> tuple:
-    """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it)."""
-    return (str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task), variants_stamp(ws))
+def _digest(stamp: tuple) -> str:
+    """The sha256 of a stamp's repr. Cached calls take this instead of the stamp itself: Streamlit
+    hashes one string per call instead of ~20 nested tuples (most of a cache hit's cost)."""
+    return hashlib.sha256(repr(stamp).encode("utf-8")).hexdigest()
+
+
+def data_key(ws: Workspace, dataset: str, task: str) -> str:
+    """The digest of :func:`core.gt_views.data_stamp`: the key of everything read for ``dataset``/``task``."""
+    return _digest(gt_views.data_stamp(ws, dataset, task))
+
+
+def variants_key(ws: Workspace) -> str:
+    """The digest of :func:`variants_stamp`."""
+    return _digest(variants_stamp(ws))
+
+
+def frame_key(ws: Workspace, dataset: str, task: str) -> tuple[str, str, str, str]:
+    """The stamps a GT frame of ``dataset``/``task`` depends on (for keys of things built from it):
+    (root, dataset, task, digest of the data and variants stamps)."""
+    return (str(ws.root), dataset, task, _digest((data_key(ws, dataset, task), variants_key(ws))))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _definitions(root: str, task: str, vstamp: tuple) -> list[str]:
+def _definitions(root: str, task: str, vstamp: str) -> list[str]:
     ws = Workspace(Path(root))
     return gt_views.definitions(task, ws) + [v.name for v in variants.task_variants(ws, task)]
 
 
 def definitions(ws: Workspace, task: str) -> list[str]:
     """The task's formulas, policies, then the variants saved in the workspace."""
-    return _definitions(str(ws.root), task, variants_stamp(ws))
+    return _definitions(str(ws.root), task, variants_key(ws))
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)  # holds formula objects (functions): not picklable; frozen
-def _resolved(root: str, name: str, vstamp: tuple) -> variants.ResolvedDefinition:
+def _resolved(root: str, name: str, vstamp: str) -> variants.ResolvedDefinition:
     return variants.resolve_definition(Workspace(Path(root)), name)
 
 
 def resolved(ws: Workspace, name: str) -> variants.ResolvedDefinition:
     """A formula, policy or saved variant by name."""
-    return _resolved(str(ws.root), name, variants_stamp(ws))
+    return _resolved(str(ws.root), name, variants_key(ws))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _status(root: str, dataset: str, task: str, stamp: tuple) -> gt_views.JudgingStatus:
+def _status(root: str, dataset: str, task: str, stamp: str) -> gt_views.JudgingStatus:
     return gt_views.judging_status(Workspace(Path(root)), dataset, task)
 
 
 def judging_status(ws: Workspace, dataset: str, task: str) -> gt_views.JudgingStatus:
     """Reviews, keyword matches, judges and what is left to judge."""
-    return _status(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+    return _status(str(ws.root), dataset, task, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
+def _judge_names(root: str, dataset: str, task: str, stamp: str) -> list[str]:
     # deferred: core.judgments pulls in pandas (~500 ms), only needed when _judge_names() runs
     from core.judgments import list_judges
 
@@ -82,25 +103,25 @@ def _judge_names(root: str, dataset: str, task: str, stamp: tuple) -> list[str]:
 
 def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
     """The judges with judgments of ``dataset``/``task`` (reading their logs costs ~100 ms a call)."""
-    return _judge_names(str(ws.root), dataset, task, gt_views.data_stamp(ws, dataset, task))
+    return _judge_names(str(ws.root), dataset, task, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
-def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: tuple) -> gt_views.GTInputs:
+def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
 
 
 def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_views.GTInputs:
     """The judgments (overrides applied) and restaurants GT is computed from."""
-    return _inputs(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task))
+    return _inputs(str(ws.root), dataset, task, judge, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _newest_year(root: str, dataset: str, stamp: tuple) -> int | None:
+def _newest_year(root: str, dataset: str, stamp: str) -> int | None:
     return newest_review_year(Workspace(Path(root)), dataset)
 
 
-def _dated(root: str, dataset: str, stamp: tuple, d: Any) -> Any:
+def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
     """A policy without a recency reference gets the year of the dataset's newest review (as the
     CLI's GT does), never the year of the judgments at hand."""
     if isinstance(d, Policy) and d.needs_reference:
@@ -110,8 +131,8 @@ def _dated(root: str, dataset: str, stamp: tuple, d: Any) -> Any:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, definition: str,
-           ks: tuple[int | None, ...], changes: Changes, vstamp: tuple) -> pl.DataFrame:
+def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
+           ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
     inputs = _inputs(root, dataset, task, judge, stamp)
     chosen = _resolved(root, definition, vstamp)
     merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
@@ -124,38 +145,49 @@ def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
     return with_review_counts(frame, inputs.restaurants)
 
 
-def _stamp_of_name(ws: Workspace, name: str) -> tuple:
-    """The variants stamp for a saved variant's name; () for a committed formula or policy, so that
-    saving a variant never invalidates what does not depend on it."""
+def _stamp_of_name(ws: Workspace, name: str, vkey: str | None = None) -> str:
+    """The variants key (``vkey`` when the caller read it) for a saved variant's name; "" for a
+    committed formula or policy, so that saving a variant never invalidates what does not depend on it."""
     try:
         get_definition(name, ws)
     except UnknownNameError:
-        return variants_stamp(ws)
-    return ()
+        return variants_key(ws) if vkey is None else vkey
+    return ""
 
 
 def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
              ks: Sequence[int | None], changes: Mapping[str, float] | None = None) -> pl.DataFrame:
     """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
     with each restaurant's stored review count and ``short_of_k``."""
-    return _frame(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), definition,
+    return _frame(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), definition,
                   tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
 
 
+def gt_frame_keyed(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+                   ks: Sequence[int | None]) -> tuple[pl.DataFrame, tuple]:
+    """:func:`gt_frame` and the key of everything built from it, (:func:`frame_key`, judge,
+    definition, ks), both from one reading of the stamps: a file written meanwhile (a judging run
+    appends all the time) cannot pair the frame with the key of newer data."""
+    dkey, vkey = data_key(ws, dataset, task), variants_key(ws)
+    frame = _frame(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (),
+                   _stamp_of_name(ws, definition, vkey))
+    return frame, ((str(ws.root), dataset, task, _digest((dkey, vkey))), judge, definition, tuple(ks))
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
-def _texts(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[int, str]:
+def _texts(root: str, dataset: str, business_id: str, stamp: str) -> dict[int, str]:
     return gt_views.review_texts(Workspace(Path(root)), dataset, business_id)
 
 
 def _one(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str) -> tuple[Any, dict[int, str]]:
-    stamp = gt_views.data_stamp(ws, dataset, task)
+    stamp = data_key(ws, dataset, task)
     one = gt_views.restaurant_inputs(_inputs(str(ws.root), dataset, task, judge, stamp), business_id)
     return one, _texts(str(ws.root), dataset, business_id, stamp)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
-           definition: str, k: int | None, vstamp: tuple) -> TraceNode:
+def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: str, business_id: str,
+           definition: str, k: int | None, vstamp: str) -> TraceNode:
     one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
     chosen = _resolved(root, definition, vstamp)
     return trace_gt(one.judgments, one.restaurants, business_id, _dated(root, dataset, stamp, chosen.definition), k,
@@ -165,13 +197,13 @@ def _trace(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, 
 def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
           k: int | None) -> TraceNode:
     """One restaurant's trace tree at one K."""
-    return _trace(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+    return _trace(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
                   definition, k, _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple, business_id: str,
-             definition: str, k_from: int | None, k_to: int | None, vstamp: tuple) -> KChange:
+def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: str, business_id: str,
+             definition: str, k_from: int | None, k_to: int | None, vstamp: str) -> KChange:
     one, texts = _one(Workspace(Path(root)), dataset, task, judge, business_id)
     chosen = _resolved(root, definition, vstamp)
     return explain_k_change(one.judgments, one.restaurants, business_id, _dated(root, dataset, stamp, chosen.definition),
@@ -181,18 +213,18 @@ def _kchange(root: str, dataset: str, task: str, judge: str | None, stamp: tuple
 def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
             k_from: int | None, k_to: int | None) -> KChange:
     """Why one restaurant's GT changes between two K."""
-    return _kchange(str(ws.root), dataset, task, judge, gt_views.data_stamp(ws, dataset, task), business_id,
+    return _kchange(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
                     definition, k_from, k_to, _stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _info(root: str, dataset: str, business_id: str, stamp: tuple) -> dict[str, Any]:
+def _info(root: str, dataset: str, business_id: str, stamp: str) -> dict[str, Any]:
     return gt_views.restaurant_info(Workspace(Path(root)), dataset, business_id)
 
 
 def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) -> dict[str, Any]:
     """name, categories, city, state, stars, n_reviews of one restaurant."""
-    return _info(str(ws.root), dataset, business_id, gt_views.data_stamp(ws, dataset, task))
+    return _info(str(ws.root), dataset, business_id, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -217,14 +249,14 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
 
 def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[int, list[dict[str, str]]]:
     """idx -> the GT judge's judgment of each task (overrides applied) for one restaurant's reviews."""
-    stamps = tuple((task, gt_views.data_stamp(ws, dataset, task)) for task in task_ids(ws)
+    stamps = tuple((task, data_key(ws, dataset, task)) for task in task_ids(ws)
                    if ws.judgments_dir(dataset, task).exists())
     return _restaurant_judgments(str(ws.root), dataset, business_id, stamps)
 
 
 @st.cache_data(max_entries=16, show_spinner="Comparing judges…")
 def _judge_comparison(root: str, dataset: str, task: str, a: str, b: str, definition: str,
-                      ks: tuple[int | None, ...], stamp: tuple) -> dict[str, Any]:
+                      ks: tuple[int | None, ...], stamp: str) -> dict[str, Any]:
     # deferred: core.judging.compare pulls in pandas (~500 ms), only needed when _judge_comparison() runs
     from core.judging.compare import compare_judges
 
@@ -235,4 +267,135 @@ def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, def
                      ks: Sequence[int | None]) -> dict[str, Any]:
     """Two judges' fields and verdicts compared (:func:`core.judging.compare.compare_judges`)."""
     return _judge_comparison(str(ws.root), dataset, task, a, b, definition, tuple(ks),
-                             gt_views.data_stamp(ws, dataset, task))
+                             data_key(ws, dataset, task))
+
+
+# Views of one GT frame for the Ground truth page. ``key`` is the page's chart key (frame_key,
+# judge, definition, ks: see app_pages/ground_truth.py): it determines the frame exactly (the data
+# and variants stamps are in it), so the frame itself is passed unhashed (``_frame``) and each view
+# is computed once per frame instead of on every rerun.
+
+
+@dataclass(frozen=True)
+class FrameViews:
+    """What the GT page reads of a frame beyond the grid: names, verdict paths, counts."""
+
+    names: dict[str, str]  # business_id -> display name (gt_views.display_names)
+    paths: dict[str, str]  # business_id -> verdict along K ("Low Risk (25) → …")
+    short_stored: dict[str, int]  # business_id -> reviews stored, for restaurants short of some K
+    verdicts: list[str]  # gt_views.verdict_order(frame, scale)
+    restaurants: int
+    flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
+    grid: pl.DataFrame  # gt_views.verdict_grid(frame): every restaurant, highest score first
+    short_counts: dict[int | None, int]  # K -> restaurants with fewer reviews than K (coverage.short_counts)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
+    names = gt_views.display_names(_frame)
+    full = gt_views.verdict_grid(_frame, names=names)
+    short: dict[str, int] = {}
+    if "short_of_k" in _frame.columns:
+        per = _frame.group_by("business_id", maintain_order=True).agg(
+            pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first())
+        short = dict(per.filter(pl.col("short")).select("business_id", "n_reviews_stored").iter_rows())
+    return FrameViews(names, dict(zip(full["business_id"], full["path"], strict=True)), short,
+                      gt_views.verdict_order(_frame, scale), _frame["business_id"].n_unique(),
+                      int((full["changes"] > 0).sum()), full, short_counts(_frame))
+
+
+def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:
+    """Names, verdict paths, coverage and counts of the GT ``frame`` whose cache key is ``key``."""
+    return _frame_views(key, tuple(scale), frame)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[str, ...] | None,
+          _frame: pl.DataFrame) -> pl.DataFrame:
+    return gt_views.verdict_grid(_frame, flips_only=flips_only, sort=sort, search=search,
+                                 rank_by=list(rank_by) if rank_by is not None else None)
+
+
+def verdict_grid(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
+                 rank_by: Sequence[str] | None, views: FrameViews | None = None) -> pl.DataFrame:
+    """:func:`core.gt_views.verdict_grid` of the GT ``frame`` whose cache key is ``key`` (with the
+    default options, ``views.grid``: the same call, already made)."""
+    if views is not None and not flips_only and sort == gt_views.SORTS[0] and not search and rank_by is None:
+        return views.grid
+    return _grid(key, bool(flips_only), sort, search, tuple(rank_by) if rank_by is not None else None, frame)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _series(key: tuple, business_id: str, _frame: pl.DataFrame) -> pl.DataFrame:
+    return gt_views.score_series(_frame, business_id)
+
+
+def score_series(key: tuple, frame: pl.DataFrame, business_id: str) -> pl.DataFrame:
+    """:func:`core.gt_views.score_series` of one restaurant of the GT ``frame`` whose cache key is ``key``."""
+    return _series(key, business_id, frame)
+
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _primitives(table_key: tuple, task: str, definition: str, scored: bool, dataset: str, k: int | None,
+                judge_param: str | None, _frame: pl.DataFrame) -> pl.DataFrame:
+    table = gt_views.primitive_table(_frame, k)
+    if not scored and "score" in table.columns:
+        table = table.drop("score")  # always 0 for a rule policy: its rules decide
+    return table.with_columns(pl.Series("trace", gt_views.trace_urls(dataset, task, definition, k,
+                                                                   table["business_id"].to_list(), judge_param)))
+
+
+def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
+               judge_param: str | None) -> pl.DataFrame:
+    """Every restaurant of the GT ``frame`` at K=``k`` with every primitive and a trace link column
+    (``table_key``: the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
+    return _primitives(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param, frame)
+
+
+# The restaurant × K grid outlines the selected restaurant through one data column ("picked",
+# charts.verdict_grid_chart), so picking another restaurant changes nothing else in the spec: the
+# spec is built once per grid and its rows re-marked per selection, instead of building the layered
+# Altair chart again (~20 ms) on every pick.
+
+
+def _dataset_name(rows: list[dict[str, Any]]) -> str:
+    """The name Altair gives inline data (``altair.vegalite.v6.api._dataset_name``)."""
+    text = json.dumps(rows, sort_keys=True, default=str)
+    return "data-" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def picked_spec(spec: dict, selected: str | None) -> dict | None:
+    """``spec`` (a verdict grid built with ``selected=None``) with the rows of ``selected`` marked
+    ``picked`` and its dataset renamed as Altair would name it; None when the spec is not shaped so
+    (one inline dataset named in the top-level data), and the caller builds it instead."""
+    datasets, data = spec.get("datasets"), spec.get("data")
+    if not (isinstance(datasets, dict) and len(datasets) == 1 and isinstance(data, dict) and set(data) == {"name"}):
+        return None
+    ((name, rows),) = datasets.items()
+    if name != data["name"] or not isinstance(rows, list) or not all(
+            isinstance(r, dict) and "picked" in r and "business_id" in r for r in rows):
+        return None
+    for row in rows:
+        row["picked"] = row["business_id"] == (selected or "")
+    new = _dataset_name(rows)
+    spec["datasets"], spec["data"] = {new: rows}, {"name": new}
+    return spec
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _grid_spec_unpicked(key: tuple, _build: Callable[[str | None], Any]) -> dict:
+    return unvalidated_spec(lambda: _build(None))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _grid_spec(key: tuple, selected: str | None, _build: Callable[[str | None], Any]) -> dict:
+    spec = picked_spec(_grid_spec_unpicked(key, _build), selected)  # cache_data hands out a copy
+    return arrow_datasets(spec if spec is not None else unvalidated_spec(lambda: _build(selected)))
+
+
+def grid_chart_spec(key: tuple, selected: str | None, build: Callable[[str | None], Any]) -> dict:
+    """The verdict grid's spec with ``selected`` outlined: ``build(selected)``'s, as
+    :func:`chart_spec` gives it, built once per ``key`` (which must hold everything but the
+    selection) and re-marked per selection."""
+    return _grid_spec(key, selected, build)

@@ -54,8 +54,9 @@ def _on_search(frame: pl.DataFrame, rank_by: list[str] | None) -> None:
 
 
 def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
-                 key: tuple) -> tuple[str, str | None]:
-    """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param)."""
+                 key: tuple, views: cache.FrameViews | None = None) -> tuple[str, str | None]:
+    """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param).
+    ``views``: ``cache.frame_views(key, frame, choice.scale)`` when the caller has it."""
     rank_by = None if choice.scored else list(choice.scale)  # a rule policy: "Highest score" ranks by verdict
     g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
     g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
@@ -63,12 +64,13 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
     g3.text_input("Find a restaurant", key=K_SEARCH, persist_state="session", placeholder="name contains …",
                   on_change=_on_search, args=(frame, rank_by), help="Selects the first match; the grid shows every match.")
     g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
-    grid = gt_views.verdict_grid(frame, flips_only=st.session_state.get(K_FLIPS, False),
-                                 sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
-                                 search=st.session_state.get(K_SEARCH) or "", rank_by=rank_by)
-    names = gt_views.display_names(frame)
-    order = grid["business_id"].to_list() + sorted(set(names) - set(grid["business_id"].to_list()),
-                                                   key=lambda b: names[b].lower())
+    flips_only, sort = bool(st.session_state.get(K_FLIPS, False)), st.session_state.get(K_SORT) or gt_views.SORTS[0]
+    search = st.session_state.get(K_SEARCH) or ""
+    views = views or cache.frame_views(key, frame, choice.scale)
+    grid = cache.verdict_grid(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by, views=views)
+    names = views.names
+    grid_ids = grid["business_id"].to_list()
+    order = grid_ids + sorted(set(names) - set(grid_ids), key=lambda b: names[b].lower())
     if st.session_state.get(K_REST) not in names:
         st.session_state[K_REST] = order[0]
     selected = st.session_state[K_REST]
@@ -83,17 +85,17 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
         if grid.height == 0:
             st.info("No restaurant matches.")
         else:
-            long = gt_views.grid_long(frame, shown["business_id"].to_list())
-            spec_key = ("grid", *key, tuple(shown["business_id"].to_list()), selected)
-            st.vega_lite_chart(cache.chart_spec(spec_key, lambda: charts.verdict_grid_chart(
-                long, shown["name"].to_list(), selected=selected, verdicts=gt_views.verdict_order(frame, choice.scale),
-                scored=choice.scored)),
+            shown_ids = shown["business_id"].to_list()
+            spec_key = ("grid", *key, tuple(shown_ids), choice.scored)
+            st.vega_lite_chart(cache.grid_chart_spec(spec_key, selected, lambda picked: charts.verdict_grid_chart(
+                gt_views.grid_long(frame, shown_ids, names), shown["name"].to_list(), selected=picked,
+                verdicts=views.verdicts, scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             number = "number = score" if choice.scored else "no number (a rule policy has no score)"
             st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, {number}, "
                        "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
     with detail_col:
-        judge_param = _detail(ws, dataset, frame, choice, order, names, labels, key)
+        judge_param = _detail(ws, dataset, frame, choice, order, views, labels, key)
     with st.expander("The grid as a table (sortable)"):
         config = {"name": st.column_config.TextColumn("restaurant", pinned=True),
                   "path": st.column_config.TextColumn("verdict along K", width="large"),
@@ -102,24 +104,24 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
         config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
                        for c in grid.columns if c.startswith("K")})
         scores = [] if choice.scored else ["max_score", *(c for c in grid.columns if c.startswith("K"))]
-        st.dataframe(grid.drop("business_id", *scores), hide_index=True, width="stretch", placeholder="—", key="gt.grid_table",
-                     column_config=config)
+        table = cache.table_data(("grid-table", *key, flips_only, sort, search, rank_by and tuple(rank_by), tuple(scores)),
+                                 lambda: grid.drop("business_id", *scores))
+        st.dataframe(table, hide_index=True, width="stretch", placeholder="—", key="gt.grid_table", column_config=config)
     return selected, judge_param
 
 
 def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, order: list[str],
-            names: dict[str, str], labels: list[str], key: tuple) -> str | None:
+            views: cache.FrameViews, labels: list[str], key: tuple) -> str | None:
     r1, r2 = st.columns([3, 1])
+    names = views.names
     business_id = r1.selectbox("Restaurant", order, key=K_REST, persist_state="session",
                                format_func=lambda b: names.get(b, b))
     r2.selectbox("K for the tables", labels, key=K_AT, persist_state="session")
-    series = gt_views.score_series(frame, business_id)
-    path = gt_views.verdict_grid(frame).filter(pl.col("business_id") == business_id)["path"].to_list()
-    st.caption(safe("Verdict along K: {p}", p=path[0]))
-    mine = frame.filter(pl.col("business_id") == business_id)
-    if "short_of_k" in mine.columns and mine["short_of_k"].any():
-        st.caption(f"{mine['n_reviews_stored'][0]:,} reviews stored: K above that uses them all.")
-    chosen = cache.resolved(ws, choice.definition)
+    series = cache.score_series(key, frame, business_id)
+    st.caption(safe("Verdict along K: {p}", p=views.paths[business_id]))
+    if business_id in views.short_stored:
+        st.caption(f"{views.short_stored[business_id]:,} reviews stored: K above that uses them all.")
+    chosen = choice.chosen or cache.resolved(ws, choice.definition)
     if choice.scored:
         st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
             series, gt_views.score_thresholds(chosen.definition, choice.ks, chosen.constants), verdicts=choice.scale)),
@@ -141,15 +143,15 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
     return judge_param
 
 
-def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_param: str | None) -> None:
+def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_param: str | None,
+                       key: tuple, views: cache.FrameViews | None = None) -> None:
     """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
     k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
-    table = gt_views.primitive_table(frame, k_at)
-    if not choice.scored and "score" in table.columns:
-        table = table.drop("score")  # always 0 for a rule policy: its rules decide
-    table = table.with_columns(pl.Series("trace", [
-        gt_views.trace_url(dataset, choice.task, choice.definition, k_at, b, judge_param)
-        for b in table["business_id"].to_list()]))
+    # the rows at one K do not depend on the other K chosen (each K is computed on its own), so the
+    # table is keyed without them: adding a K leaves the table of K=50 cached
+    frame_key, judge, definition, _ks = key
+    table_key = (frame_key, judge, definition, k_at, choice.scored, dataset, choice.task, judge_param)
+    table = cache.primitives(table_key, frame, choice, dataset, k_at, judge_param)
     st.session_state[K_TABLE_IDS] = table["business_id"].to_list()
     config: dict[str, Any] = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),
               "score": st.column_config.NumberColumn(format="%.2f"),
@@ -158,9 +160,10 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
         if column not in config and column not in ("verdict", "business_id"):
             config[column] = (st.column_config.NumberColumn(gt_views.label(column), format="%.2f")
                               if dtype == pl.Float64 else gt_views.label(column))
-    st.dataframe(table.drop("business_id"), hide_index=True, width="stretch", placeholder="—", height=360, key=K_TABLE,
-                 on_select=_on_table_select, selection_mode="single-row", column_config=config)
+    st.dataframe(cache.table_data(("primitives", *table_key), lambda: table.drop("business_id")), hide_index=True,
+                 width="stretch", placeholder="—", height=360, key=K_TABLE, on_select=_on_table_select,
+                 selection_mode="single-row", column_config=config)
     chosen = str(st.session_state.get(K_REST) or "")
-    names = gt_views.display_names(frame)
+    names = (views or cache.frame_views(key, frame, choice.scale)).names
     st.caption(safe("Selected: {name} (shown in the panel above and outlined in the grid). Select a row to pick "
                     "another restaurant; 'open trace' opens its trace in a new tab.", name=names.get(chosen, "")))

@@ -7,6 +7,7 @@ Every loader comes from :mod:`core.ui.cache`; values from data are shown through
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 import streamlit as st
@@ -46,6 +47,7 @@ class Choice:
     status: gt_views.JudgingStatus
     scale: tuple[str, ...] = ()  # the definition's ordered verdicts, mildest first
     scored: bool = True  # False for a rule policy without points (its "score" means nothing)
+    chosen: Any = None  # cache.resolved(ws, definition): the definition as an object, with its constants
 
 
 def _drop_bad_ks() -> None:
@@ -86,8 +88,9 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
         st.session_state[K_JUDGE] = status.gt_judge or judges[0]
     judge = c_judge.selectbox("Judge", judges, key=K_JUDGE, persist_state="session", disabled=not judges,
                               help="Whose judgments the GT uses (human overrides are applied on top).")
-    d = cache.resolved(ws, definition).definition
-    return Choice(task, definition, ks, judge, status, gt_views.verdict_scale(d), gt_views.is_scored(d))
+    chosen = cache.resolved(ws, definition)
+    d = chosen.definition
+    return Choice(task, definition, ks, judge, status, gt_views.verdict_scale(d), gt_views.is_scored(d), chosen)
 
 
 def k_at() -> int | None:
@@ -95,9 +98,10 @@ def k_at() -> int | None:
     return gt_views.parse_ks([st.session_state[K_AT]])[0]
 
 
-def describe(ws: Workspace, definition: str) -> str:
-    """One line about a formula, policy or variant (markdown-safe)."""
-    chosen = cache.resolved(ws, definition)
+def describe(ws: Workspace, definition: str, chosen: Any = None) -> str:
+    """One line about a formula, policy or variant (markdown-safe); ``chosen``: its
+    ``cache.resolved`` when the caller has it."""
+    chosen = chosen or cache.resolved(ws, definition)
     if chosen.variant is None:
         return safe("**{name}**: {text}", name=definition, text=gt_views.describe(chosen.definition))
     changes = ", ".join(f"{k} = {v}" for k, v in chosen.variant.changes.items())
@@ -129,7 +133,8 @@ def judging_section(ws: Workspace, dataset: str, choice: Choice) -> None:
                 help="Answers outside the schema; they are stored and left out of the GT.")
     m[4].metric("Not judged yet", "—" if status.unjudged is None else f"{status.unjudged:,}")
     if status.judges:
-        st.dataframe(_judge_table(status), hide_index=True, width="stretch", placeholder="—")
+        st.dataframe(cache.table_data(("gt-judges", repr(status.judges)), lambda: _judge_table(status)),
+                     hide_index=True, width="stretch", placeholder="—")
     if judge and status.judges and status.gt_judge is None:
         st.warning("Several judges and none chosen as the GT judge of this dataset/task.")
         if st.button(safe("Use {j} as the GT judge", j=judge), key="gt.set_judge",
@@ -188,30 +193,35 @@ def _run(ws: Workspace, dataset: str, task: str, *, use_openai: bool) -> None:
     st.rerun()
 
 
-def coverage_warning(frame: pl.DataFrame) -> None:
-    """The warning when some restaurant has fewer reviews than a chosen K."""
-    message = short_message(short_counts(frame), total=frame["business_id"].n_unique(), note=" (marked * in the grid)")
+def coverage_warning(frame: pl.DataFrame, views: cache.FrameViews | None = None) -> None:
+    """The warning when some restaurant has fewer reviews than a chosen K (``views``: the frame's
+    ``cache.frame_views`` when the caller has them)."""
+    counts, total = ((views.short_counts, views.restaurants) if views is not None
+                     else (short_counts(frame), frame["business_id"].n_unique()))
+    message = short_message(counts, total=total, note=" (marked * in the grid)")
     if message:
         st.warning(message, icon=":material/warning:")
 
 
-def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, scale: tuple[str, ...] = ()) -> None:
-    """Verdict counts per K as a table and a chart, with the provenance of the numbers."""
+def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, scale: tuple[str, ...] = (),
+                         views: cache.FrameViews | None = None) -> None:
+    """Verdict counts per K as a table and a chart, with the provenance of the numbers (``views``:
+    ``cache.frame_views(key, frame, scale)`` when the caller has it)."""
+    views = views or cache.frame_views(key, frame, scale)
     left, right = st.columns([2, 3], gap="large")
     with left:
-        dist = gt_views.distribution_table(frame, scale)
+        dist = cache.table_data(("dist-table", *key, tuple(scale)), lambda: gt_views.distribution_table(frame, scale))
         st.dataframe(dist, hide_index=True, width="stretch", placeholder="—", key="gt.dist")
         a, b = st.columns(2)
-        a.metric("Restaurants", f"{frame['business_id'].n_unique():,}")
-        b.metric("Verdict changes with K", f"{gt_views.flips(frame).height:,}",
+        a.metric("Restaurants", f"{views.restaurants:,}")
+        b.metric("Verdict changes with K", f"{views.flips:,}",
                  help="Restaurants whose verdict is not the same at every chosen K.")
         st.caption(safe("Judge {j} · judgments sha256 {sha}… · formula version {v}", j=judge or "",
                         sha=frame["judgments_sha256"][0][:12], v=frame["formula_version"][0]
                         if "formula_version" in frame.columns else frame["policy_id"][0]))
     with right:
         st.vega_lite_chart(cache.chart_spec(("dist", *key), lambda: charts.distribution_chart(
-            distribution_by_k(frame, gt_views.verdict_order(frame, scale)), gt_views.verdict_order(frame, scale))),
-                           key="gt.dist_chart", width="stretch")
+            distribution_by_k(frame, views.verdicts), views.verdicts)), key="gt.dist_chart", width="stretch")
 
 
 def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFrame) -> None:
@@ -225,14 +235,13 @@ def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFr
     e2.selectbox("K", labels, key=K_EXPORT_K, persist_state="session")
     export_k = gt_views.parse_ks([st.session_state[K_EXPORT_K]])[0]
 
-    base = cache.resolved(ws, cache.resolved(ws, choice.definition).base).definition  # the committed one, as an object
-
-    def _bytes() -> bytes:
+    def _bytes() -> bytes:  # built on click only
+        chosen = cache.resolved(ws, choice.definition)
+        base = cache.resolved(ws, chosen.base).definition  # the committed one, as an object
         inputs = cache.gt_inputs(ws, dataset, choice.task, choice.judge)
         return gt_views.export_document(frame, task=choice.task, definition=base, k=export_k, layout=layout,
                                         judgments=inputs.judgments, restaurants=inputs.restaurants,
-                                        name=choice.definition,
-                                        constants=cache.resolved(ws, choice.definition).constants)[1]
+                                        name=choice.definition, constants=chosen.constants)[1]
 
     filename = gt_filename(choice.definition, export_k, layout)
     hosting.download_button(e3, f"Download {filename}", _bytes, file_name=filename, mime="application/json",

@@ -390,3 +390,11 @@ def test_verdict_grid_ranks_a_rule_policy_by_its_highest_verdict():
     ranked = gt_views.verdict_grid(frame, rank_by=["Poor fit", "Workable", "Great fit"])
     assert ranked["name"].to_list() == ["B", "A", "C"]  # Great fit at some K first, Poor fit only last
     assert gt_views.verdict_grid(frame)["name"].to_list() == ["A", "B", "C"]  # scores all 0: by name
+
+
+@pytest.mark.parametrize("judge", [None, "heuristic-v1", "a b&c"])
+def test_trace_urls_are_trace_url_of_each(judge):
+    ids = ["abc", "a&b=c", "ü ñ", "x+y/z", "%20", ""]
+    for k in (25, None):
+        assert gt_views.trace_urls("demo", "G1a", "v 2", k, ids, judge) == [
+            gt_views.trace_url("demo", "G1a", "v 2", k, b, judge) for b in ids]

@@ -9,6 +9,7 @@ import pytest
 import streamlit as st
 
 from core import gt_views
+from core.ground_truth.coverage import short_counts
 from core.overrides import add_override
 from core.ui import cache
 from core.variants import save_variant
@@ -84,3 +85,145 @@ def test_chart_specs_skip_validation_but_are_the_validated_spec(tmp_path):
         return charts.score_chart(series, thresholds)
 
     assert cache.unvalidated_spec(build) == build().to_dict(validate=True)
+
+
+def test_frame_views_are_the_gt_views_and_follow_an_override(counted):
+    """The page's per-frame views (keyed by the frame key) equal what gt_views computes from the
+    frame, and an override changes the key, so the views of the new frame show it at once."""
+    ws, _ = counted
+
+    def views_of(frame):
+        key = (cache.frame_key(ws, DATASET, TASK), None, "v1", tuple(KS))
+        return key, cache.frame_views(key, frame)
+
+    frame = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
+    key, views = views_of(frame)
+    grid = gt_views.verdict_grid(frame)
+    assert views.names == gt_views.display_names(frame)
+    assert views.paths == dict(zip(grid["business_id"], grid["path"], strict=True))
+    assert views.flips == gt_views.flips(frame).height and views.restaurants == frame["business_id"].n_unique()
+    assert views.verdicts == gt_views.verdict_order(frame)
+    assert views.grid.equals(grid)
+    assert views.short_counts == short_counts(frame) and set(views.short_counts) == set(KS)
+    assert gt_views.grid_long(frame, grid["business_id"].to_list(), views.names).equals(
+        gt_views.grid_long(frame, grid["business_id"].to_list()))
+    assert cache.verdict_grid(key, frame, flips_only=False, sort="Highest score", search="", rank_by=None,
+                              views=views).equals(grid)
+    shown = cache.verdict_grid(key, frame, flips_only=True, sort="Name", search="", rank_by=None)
+    assert shown.equals(gt_views.verdict_grid(frame, flips_only=True, sort="Name"))
+    assert cache.score_series(key, frame, FLIP).equals(gt_views.score_series(frame, FLIP))
+    assert "Critical Risk (50)" in views.paths[FLIP]
+    add_override(ws, DATASET, TASK, business_id=FLIP, idx=30, corrected={"incident_severity": "none"},
+                 reason="no reaction", author="t")
+    after = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
+    new_key, new_views = views_of(after)
+    assert new_key != key and "Critical Risk (50)" not in new_views.paths[FLIP]
+
+
+def test_data_stamp_checks_names_and_stats_files_on_every_call(tmp_path):
+    """The stamp's folders are worked out once per Workspace object, but a bad name is still refused
+    on every call and a file written between two calls changes the stamp."""
+    ws = build_gt_workspace(tmp_path / "ws")
+    before = gt_views.data_stamp(ws, DATASET, TASK)
+    with pytest.raises(ValueError, match="invalid task name"):
+        gt_views.data_stamp(ws, DATASET, "../x")
+    with pytest.raises(ValueError, match="invalid dataset name"):
+        gt_views.data_stamp(ws, "../etc", TASK)
+    add_override(ws, DATASET, TASK, business_id=FLIP, idx=30, corrected={"incident_severity": "none"},
+                 reason="no reaction", author="t")
+    after = gt_views.data_stamp(ws, DATASET, TASK)
+    assert after != before and any(name.startswith("overrides/") for name, _, _ in after)
+    assert after == gt_views.data_stamp(type(ws)(ws.root), DATASET, TASK)  # a fresh object agrees
+
+
+def test_cached_tables_and_charts_send_what_streamlit_would(tmp_path):
+    """table_data gives st.dataframe the Arrow bytes it would make of the polars frame itself, and
+    chart_spec's Arrow datasets are the bytes st.vega_lite_chart would make of the inline rows."""
+    import json
+
+    from streamlit import dataframe_util
+    from streamlit.elements.vega_charts import _marshall_chart_data
+    from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
+
+    from core import charts
+    from core.ground_truth import distribution_by_k
+
+    st.cache_data.clear()
+    ws = build_gt_workspace(tmp_path / "ws")
+    frame = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [25, 50, None])
+    table = gt_views.primitive_table(frame, 25)
+    direct = dataframe_util.convert_pandas_df_to_arrow_bytes(dataframe_util.convert_anything_to_pandas_df(table))
+    cached = cache.table_data(("t", 1), lambda: table)
+    assert dataframe_util.convert_arrow_table_to_arrow_bytes(cached) == direct
+
+    def build():
+        verdicts = gt_views.verdict_order(frame)
+        return charts.distribution_chart(distribution_by_k(frame, verdicts), verdicts)
+
+    inline, arrow = VegaLiteChart(), VegaLiteChart()
+    plain = cache.unvalidated_spec(build)
+    _marshall_chart_data(inline, plain)
+    _marshall_chart_data(arrow, cache.chart_spec(("c", 1), build))
+    assert list(arrow.datasets) == list(inline.datasets) and len(arrow.datasets) >= 1
+    assert json.dumps(plain) == json.dumps({k: v for k, v in cache.chart_spec(("c", 1), build).items() if k != "datasets"})
+    st.cache_data.clear()
+
+
+@pytest.mark.parametrize("scored", [True, False])
+def test_grid_spec_re_marked_per_selection_is_the_built_one(tmp_path, scored):
+    """grid_chart_spec builds the verdict grid once and re-marks the selected rows: what Streamlit
+    sends (stabilized spec and Arrow datasets) is what building the chart for that selection sends."""
+    import json
+
+    from streamlit.elements.vega_charts import _marshall_chart_data, _stabilize_vega_json_spec
+    from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
+
+    from core import charts
+
+    st.cache_data.clear()
+    ws = build_gt_workspace(tmp_path / "ws")
+    frame = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [25, 50, None])
+    grid = gt_views.verdict_grid(frame)
+    ids = grid["business_id"].to_list()
+
+    def build(picked):
+        return charts.verdict_grid_chart(gt_views.grid_long(frame, ids), grid["name"].to_list(), selected=picked,
+                                         verdicts=gt_views.verdict_order(frame), scored=scored)
+
+    def sent(spec):
+        proto, spec = VegaLiteChart(), dict(spec)
+        _marshall_chart_data(proto, spec)
+        return _stabilize_vega_json_spec(json.dumps(spec)), [(d.name, d.data.data) for d in proto.datasets]
+
+    for selected in (ids[0], ids[-1], FLIP, None, ids[0]):
+        fresh = sent(cache.chart_spec(("fresh", scored, selected), lambda s=selected: build(s)))
+        assert sent(cache.grid_chart_spec(("grid", scored), selected, build)) == fresh
+    assert cache.picked_spec({"datasets": {"a": [], "b": []}, "data": {"name": "a"}}, "x") is None  # not a grid
+    st.cache_data.clear()
+
+
+def test_rows_at_one_k_do_not_depend_on_the_other_ks(tmp_path):
+    """The primitive table of K is cached without the other K chosen (adding a K keeps it): the GT
+    rows of one K are the same whatever other K are computed with it, for every definition."""
+    ws = build_gt_workspace(tmp_path / "ws")
+    inputs = gt_views.load_inputs(ws, DATASET, TASK)
+    names = gt_views.definitions(TASK, ws)
+    assert len(names) >= 3  # formulas and policies
+    for name in names:
+        tables = [gt_views.primitive_table(gt_views.compute_frame(inputs, name, ks), 50)
+                  for ks in ([25, 50], [50], [10, 25, 50, 75, None], [50, 200])]
+        assert all(t.equals(tables[0]) for t in tables[1:]), name
+
+
+def test_gt_frame_keyed_is_gt_frame_with_its_key(counted):
+    """The page's frame and key come from one reading of the stamps; the frame is gt_frame's (one
+    cache entry for both pages) and the key is frame_key's."""
+    ws, calls = counted
+    frame, key = cache.gt_frame_keyed(ws, DATASET, TASK, None, "v1", KS)
+    assert frame.equals(cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)) and calls == ["v1"]
+    assert key == (cache.frame_key(ws, DATASET, TASK), None, "v1", tuple(KS))
+    save_variant(ws, "strict", "v1", {"CRITICAL_THRESHOLD": 30.0})
+    again, new_key = cache.gt_frame_keyed(ws, DATASET, TASK, None, "v1", KS)
+    assert calls == ["v1"] and new_key != key  # the frame is kept; the key (of charts naming variants) moves
+    strict, _ = cache.gt_frame_keyed(ws, DATASET, TASK, None, "strict", KS)
+    assert strict["variant"][0] == "strict" and calls == ["v1", "v1"]
