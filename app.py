@@ -19,7 +19,9 @@ import streamlit as st
 
 
 def _preload() -> None:
-    importlib.import_module("core.ui.warmup").preload_first_page()
+    warmup = importlib.import_module("core.ui.warmup")
+    warmup.preload_first_page()
+    warmup.freeze()  # what the start-up made, out of the garbage collector's sight (see freeze)
 
 
 @asynccontextmanager
