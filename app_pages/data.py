@@ -100,7 +100,8 @@ with detail_col:
         show(st.warning, "Judgments not shown: {why}", why=str(exc))
         judged = {}
     keywords = [kw for task in task_ids(ws) for kw in get_task(task, ws).keywords]
+    formulas = data_page.trace_formulas(ws)
     for review in vpage.rows.iter_rows(named=True):
-        data_page.review_card(review, ws=ws, dataset=dataset, business_id=info["business_id"],
+        data_page.review_card(review, dataset=dataset, business_id=info["business_id"],
                               search=st.session_state[K_TEXT] or "", keywords=keywords,
-                              judged=judged.get(int(review["idx"]), []))
+                              judged=judged.get(int(review["idx"]), []), formulas=formulas)

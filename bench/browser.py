@@ -12,10 +12,13 @@ each pass in a fresh browser session. Per interaction it records:
 * **browser**: from the action (click, key press, page load) to the page settled: a new
   ``script_finished`` message has arrived on the websocket, the expected text is visible and the
   ``stStatusWidget`` ("Running…") is gone;
-* **server**: from the rerun request the browser sends (BackMsg) to the ``script_finished`` message
-  it receives, i.e. the server-side script run (loopback adds well under a millisecond). On a page
-  load the request is the one the browser sends once the frontend has loaded and opened the
-  websocket (the frontend's load is in the browser figure);
+* **server**: in the server's own clock (``bench/server_clock``, loaded into the servers the bench
+  starts), from the rerun request received to the ``script_finished`` message queued for the
+  browser: the script run and what Streamlit does around it. On a page load the request is the one
+  the browser sends once the frontend has loaded and opened the websocket (the frontend's load is
+  in the browser figure). Measured at the browser's end of the websocket instead, as this bench did
+  until session 5, each figure also held the 60-200 ms the frames take through Chromium, the CDP
+  and Playwright to reach the bench on a loaded 2-core machine;
 * **CPU**: the CPU time the server process used meanwhile (``/proc``), which, unlike wall time,
   does not grow while the process waits for a core on a loaded machine.
 
@@ -24,8 +27,8 @@ Cold start is the time from spawning ``streamlit run`` to the Home page settled 
 Each checkout's modules are compiled first (:func:`compile_checkout`), as ``make run`` does.
 Streamlit alone, a hello-world ``st.App`` (:data:`FLOOR_APP`), is measured in the same run: its cold
 start and page load are the floor no change to the app can go below. Pass 1 meets cold caches; the
-table shows medians over all passes. The machine's load average is printed with the figures (the bench runs on a shared
-2-core machine). Interactions that write (labeling submit) take a new item each pass.
+table shows medians over all passes. The machine's load average is printed with the figures (the
+bench runs on a shared 2-core machine). Interactions that write (labeling submit) take a new item each pass.
 ``bench/report.py`` runs this for two checkouts side by side.
 """
 
@@ -49,6 +52,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("WORKBENCH_CHROMIUM", "/usr/bin/chromium")
+CLOCK_DIR = Path(__file__).resolve().parent / "server_clock"  # on the servers' PYTHONPATH (its sitecustomize)
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
                  "--disable-quic", "--disable-component-update", "--disable-sync"]
 TIMEOUT_MS = 120_000
@@ -105,13 +109,31 @@ class Server:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = open(log, "w")  # noqa: SIM115 (closed in stop)
-        env = {**os.environ, "WORKBENCH_WORKSPACE": str(workspace), "PYTHONDONTWRITEBYTECODE": "1"}
+        self.clock = log.with_suffix(".clock")  # the server's own request and finish times (bench/server_clock)
+        self.clock.write_text("", encoding="utf-8")
+        self._clock_read = 0
+        env = {**os.environ, "WORKBENCH_WORKSPACE": str(workspace), "PYTHONDONTWRITEBYTECODE": "1",
+               "WORKBENCH_BENCH_CLOCK": str(self.clock),
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(CLOCK_DIR), os.environ.get("PYTHONPATH")]))}
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
              "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
              "--server.fileWatcherType", "none"],
             cwd=app_dir, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+
+    def clock_events(self) -> tuple[list[float], list[float]]:
+        """(requests, finishes) the server has written since the last call: perf_counter seconds."""
+        with open(self.clock, encoding="utf-8") as fh:
+            fh.seek(self._clock_read)
+            text = fh.read()
+        complete = text[:text.rfind("\n") + 1]  # a line being written is read next time
+        self._clock_read += len(complete.encode("utf-8"))
+        events: dict[str, list[float]] = {"request": [], "finished": []}
+        for line in complete.splitlines():
+            kind, at = line.split()
+            events[kind].append(float(at))
+        return events["request"], events["finished"]
 
     def wait_healthy(self, timeout: float = 60) -> None:
         deadline = time.time() + timeout
@@ -153,13 +175,11 @@ class Server:
 
 @dataclass
 class Wire:
-    """Times of the websocket messages of one page: rerun requests sent, script runs finished."""
+    """When the page received a finished script run (to know an action's run has reached the browser)."""
 
-    sent: list[float] = field(default_factory=list)
     finished: list[float] = field(default_factory=list)
 
     def attach(self, page) -> None:
-        from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
         def on_socket(ws) -> None:
@@ -171,16 +191,7 @@ class Wire:
                     except Exception:  # noqa: BLE001 (a frame that is not a ForwardMsg: not ours to time)
                         pass
 
-            def sent(payload) -> None:
-                if isinstance(payload, bytes | bytearray):
-                    try:
-                        if BackMsg.FromString(bytes(payload)).WhichOneof("type") == "rerun_script":
-                            self.sent.append(time.perf_counter())
-                    except Exception:  # noqa: BLE001
-                        pass
-
             ws.on("framereceived", received)
-            ws.on("framesent", sent)
 
         page.on("websocket", on_socket)
 
@@ -216,26 +227,15 @@ class Driver:
         page.wait_for_function(STATUS_GONE, timeout=TIMEOUT_MS)
         page.wait_for_timeout(150)  # let a rerun queued by the last interaction show itself
         page.wait_for_function(STATUS_GONE, timeout=TIMEOUT_MS)
-        n_sent, n_finished = len(self.wire.sent), len(self.wire.finished)
+        n_finished = len(self.wire.finished)
+        self.server.clock_events()  # what came before this action is not its
         cpu = self.server.cpu_ms()
         began = time.perf_counter()
         action()
         end = self.settle(text, n_finished if rerun else None, began)
-        self.times[name].append((self.server_ms(began, n_sent, n_finished) if rerun else 0.0,
+        self.times[name].append((server_ms(began, *self.server.clock_events()) if rerun else 0.0,
                                  (end - began) * 1000, self.server.cpu_ms() - cpu))
         return end - began
-
-    def server_ms(self, began: float, n_sent: int, n_finished: int) -> float:
-        """The script runs an action caused, summed: each from its first request since the previous
-        finish (or from the previous finish: a rerun the server started itself) to its finish. On a
-        page load the first request is the one the browser sends once the frontend has loaded and
-        opened the websocket: the frontend's own load is browser time, not server time."""
-        total, previous = 0.0, began
-        for finished in self.wire.finished[n_finished:]:
-            asked = [t for t in self.wire.sent[n_sent:] if previous <= t <= finished]
-            total += (finished - (asked[0] if asked else previous)) * 1000
-            previous = finished
-        return total
 
     def goto(self, path: str) -> Callable[[], object]:
         """A page load: the browser loads the frontend and opens a new session (a link from outside)."""
@@ -252,6 +252,23 @@ class Driver:
 
     def close(self) -> None:
         self.page.close()
+
+
+def server_ms(began: float, requests: list[float], finishes: list[float]) -> float:
+    """The script runs an action caused, summed, in the server's own times: each from its first
+    request since the previous finish (or from the previous finish: a rerun the server started
+    itself) to its finish. On a page load the first request is the one the browser sends once the
+    frontend has loaded and opened the websocket: the frontend's own load is browser time.
+
+    >>> round(server_ms(10.0, [10.1, 10.5], [10.3, 10.6]))  # two runs: 200 ms and 100 ms
+    300
+    """
+    total, previous = 0.0, began
+    for finished in finishes:
+        asked = [t for t in requests if previous <= t <= finished]
+        total += (finished - (asked[0] if asked else previous)) * 1000
+        previous = finished
+    return total
 
 
 def _pick(page, label: str, option: str) -> None:

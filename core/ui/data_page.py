@@ -6,7 +6,7 @@ Names, cities and categories from the data go through :mod:`core.ui.text`; revie
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -115,10 +115,17 @@ def _trace_k(idx: int) -> str:
     return next((str(k) for k in TRACE_KS if idx < k), "all")
 
 
+def trace_formulas(ws: Workspace | None = None) -> dict[str, str]:
+    """Each task's first formula or policy, in task order: what a review card's trace link opens
+    (read once per page run, not once per card)."""
+    return {task: gt_views.definitions(task, ws)[0] for task in task_ids(ws)}
+
+
 def review_card(review: dict[str, Any], *, dataset: str, business_id: str, search: str, keywords: Sequence[str],
-                judged: list[dict[str, str]], ws: Workspace | None = None) -> None:
+                judged: list[dict[str, str]], formulas: Mapping[str, str]) -> None:
     """One review: its facts, the GT judge's judgment badges, the text (marked, collapsed when long)
-    and a link to the trace of the restaurant at the first K that counts this review."""
+    and a link to the trace of the restaurant at the first K that counts this review (``formulas``:
+    :func:`trace_formulas`)."""
     with st.container(border=True):
         top, link = st.columns([3, 1], vertical_alignment="center")
         top.caption(safe("idx {i} · {d} · {s} · useful {u} · review {r}", i=review["idx"], d=str(review["date"])[:10],
@@ -127,9 +134,9 @@ def review_card(review: dict[str, Any], *, dataset: str, business_id: str, searc
             badges = [f":{JUDGMENT_BADGE.get(v, 'gray')}-badge[{safe('{f}: {v}', f=f.replace('_', ' '), v=v)}]"
                       for f, v in j.items() if f != "task" and v not in ("none", "None")]
             top.markdown(safe("{task} judgment: ", task=j["task"]) + (" ".join(badges) or ":gray-badge[nothing found]"))
-        task = judged[0]["task"] if judged else task_ids(ws)[0]
+        task = judged[0]["task"] if judged else next(iter(formulas))
         link.page_link("app_pages/trace.py", label="Trace", icon=":material/account_tree:",
                        help="This restaurant's trace at the first K that counts this review",
-                       query_params={"dataset": dataset, "task": task, "formula": gt_views.definitions(task, ws)[0],
+                       query_params={"dataset": dataset, "task": task, "formula": formulas[task],
                                      "k": _trace_k(int(review["idx"])), "business_id": business_id})
         st.html(REVIEW_CSS + review_html(review["text"], search=search, keywords=keywords))
