@@ -87,8 +87,12 @@ def _run(caller: threading.Thread | None) -> None:
     if caller is not None:  # after the page run that started it, and after the browser has drawn it
         caller.join(timeout=10)
         time.sleep(DRAW_DELAY_S)
-    _import_all(modules_to_warm())
-    freeze()
+    gc.disable()  # no collections walking the objects the imports make (see freeze), then out of sight
+    try:
+        _import_all(modules_to_warm())
+        freeze()
+    finally:
+        gc.enable()
 
 
 def freeze() -> None:
