@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit import dataframe_util
 
 from core.db import Database
 from core.labeling.render import escape_markdown
@@ -139,8 +140,6 @@ def chart_spec(key: tuple, _build: Callable[[], Any]) -> dict:
 def arrow_datasets(spec: dict) -> dict:
     """``spec`` with each named dataset (a list of rows) replaced by its Arrow IPC bytes, as
     ``st.vega_lite_chart`` sends it; GeoJSON features stay inline, as Streamlit leaves them."""
-    from streamlit import dataframe_util
-
     datasets = spec.get("datasets")
     if isinstance(datasets, dict):
         spec["datasets"] = {name: dataframe_util.convert_anything_to_arrow_bytes(rows)
@@ -161,8 +160,6 @@ def table_data(key: tuple, _build: Callable[[], Any]) -> Any:
     sends the same bytes without converting the unchanged frame on every rerun. Pass
     ``hide_index=True`` (a polars frame has no index, which Streamlit hides). ``key`` must hold
     everything the frame depends on."""
-    from streamlit import dataframe_util
-
     frame = dataframe_util.convert_anything_to_pandas_df(_build(), ensure_copy=False)
     return dataframe_util.convert_pandas_df_to_arrow_table(frame)
 
@@ -172,6 +169,7 @@ def unvalidated_spec(build: Callable[[], Any]) -> dict:
     export, nor the partial one Altair's debug mode runs on each object it constructs or copies
     (~⅓ of building a layered chart). Neither changes the spec; tests/core/test_charts.py builds
     every chart with the full validation of its export."""
+    # deferred: altair (~0.3 s of imports) only when a chart is built; Home draws none
     from altair.utils.schemapi import debug_mode
 
     with debug_mode(False):  # a module flag: another thread's build at worst validates or skips validating
