@@ -95,18 +95,17 @@ def show_coverage(c: Context) -> None:
     m[1].metric(f"Complete (≥ {c.project.target_raters} raters)", f"{summary['complete_items']:,}")
     m[2].metric("Ratings", f"{summary['ratings']:,}")
     m[3].metric("Raters", f"{summary['raters']:,}")
-    left, right = st.columns([1, 2], gap="large")
+    st.subheader("Raters' progress")  # the whole width: every column of the table in view
+    st.dataframe(mark_retired(reports.rater_progress_table(c.store, c.project), ["rater"],
+                              identity.retired_codes(c.store)), hide_index=True, width="stretch",
+                 column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
+                                "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
+                                "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
+    left, _ = st.columns([1, 1])
     with left:
         st.subheader("Items by number of raters")
         ui.show_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
-                        width="stretch")
-    with right:
-        st.subheader("Raters' progress")
-        st.dataframe(mark_retired(reports.rater_progress_table(c.store, c.project), ["rater"],
-                                  identity.retired_codes(c.store)), hide_index=True, width="stretch",
-                     column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
-                                    "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
-                                    "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
+                      width="stretch")
 
 
 def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
