@@ -103,7 +103,8 @@ def test_paired_differences_with_cached_sides_are_identical():
     calls = []
 
     def resampled(side, table):
-        key = (id(table.counts.base) if table.counts.base is not None else id(table.counts), table.business_ids)
+        # by content: the aligned tables are fresh copies, and an id() of a freed one is reused
+        key = (table.counts.tobytes(), table.score.tobytes(), table.gt_ordinal.tobytes(), table.business_ids)
         if key not in cache:
             calls.append(side)
             cache[key] = resampled_scores(table, n_boot=300, seed=0)

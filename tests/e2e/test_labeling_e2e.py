@@ -61,6 +61,11 @@ def test_drag_submit_reload_and_a_second_rater(chromium_browser, labeling_server
     dragged = float(re.search(r"Your rating: ([+-]\d\.\d\d)", page.inner_text("body")).group(1))
     assert 0.05 <= dragged <= 1.0
 
+    # the run that enables Submit may still be drawing ("Running…" shows only after a moment): a
+    # shortcut on a disabled button does nothing, as for a user
+    page.get_by_role("button", name="Submit").first.wait_for(state="visible")
+    page.wait_for_function("() => [...document.querySelectorAll('button')].some("
+                           "b => b.innerText.includes('Submit') && !b.disabled)", timeout=30_000)
     page.keyboard.press("Control+Enter")  # the Submit shortcut
     page.wait_for_function(
         "(t) => !document.body.innerText.includes(t)", arg=title, timeout=60_000)
