@@ -40,10 +40,12 @@ import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from tests.loopback_server import LoopbackServer
 
 Responder = Callable[[dict[str, Any], "str | None"], "str | dict[str, Any]"]
 
@@ -153,8 +155,10 @@ def _words(value: Any) -> int:
     return 0
 
 
-class LLMServer:
+class LLMServer(LoopbackServer):
     """The server: start it, point a client at ``base_url``, read the counters."""
+
+    thread_name = "llm-server"
 
     def __init__(self, responder: Responder | None = None, *, key_pattern: str = r"Review ID: (\S+)") -> None:
         self.responder: Responder = responder or schema_default_answer
@@ -181,36 +185,18 @@ class LLMServer:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # lifecycle
-    def start(self) -> LLMServer:
-        handler = type("Handler", (_Handler,), {"server_state": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="llm-server", daemon=True)
-        self._thread.start()
-        return self
+    # lifecycle (LoopbackServer)
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return type("Handler", (_Handler,), {"server_state": self})
 
     def stop(self) -> None:
-        self._stopping.set()
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> LLMServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._stopping.set()  # delayed answers stop waiting
+        super().stop()
 
     @property
     def base_url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        return f"{self.origin}/v1"
 
     # scripting
     def add_faults(self, key: str | None, *faults: Fault) -> None:

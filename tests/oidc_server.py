@@ -33,11 +33,13 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from tests.loopback_server import LoopbackServer
 
 FAULTS = ("wrong_key", "wrong_audience", "foreign_audience", "wrong_issuer", "expired", "wrong_nonce", "alg_none", "denied")
 CODE_TTL_S = 60
@@ -82,8 +84,10 @@ class _Grant:
     issued: float = field(default_factory=time.time)
 
 
-class OIDCServer:
+class OIDCServer(LoopbackServer):
     """The provider: start it, register the relying party's ``redirect_uris``, choose ``user``."""
+
+    thread_name = "oidc-server"
 
     def __init__(self, client_id: str, client_secret: str) -> None:
         self.client_id, self.client_secret = client_id, client_secret
@@ -98,30 +102,14 @@ class OIDCServer:
         self._codes: dict[str, _Grant] = {}
         self._access: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
 
-    # -- lifecycle --------------------------------------------------------------------------------
-    def start(self) -> OIDCServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        threading.Thread(target=self._httpd.serve_forever, name="oidc-server", daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> OIDCServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    # -- lifecycle (LoopbackServer) --------------------------------------------------------------
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
     @property
     def issuer(self) -> str:
-        assert self._httpd is not None, "server not started"
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        return self.origin
 
     @property
     def metadata_url(self) -> str:
