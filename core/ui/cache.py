@@ -12,7 +12,6 @@ cache clear anywhere, for any user.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -359,16 +358,16 @@ def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str,
 # Altair chart again (~20 ms) on every pick.
 
 
-def _dataset_name(rows: list[dict[str, Any]]) -> str:
-    """The name Altair gives inline data (``altair.vegalite.v6.api._dataset_name``)."""
-    text = json.dumps(rows, sort_keys=True, default=str)
-    return "data-" + hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
 def picked_spec(spec: dict, selected: str | None) -> dict | None:
     """``spec`` (a verdict grid built with ``selected=None``) with the rows of ``selected`` marked
     ``picked`` and its dataset renamed as Altair would name it; None when the spec is not shaped so
     (one inline dataset named in the top-level data), and the caller builds it instead."""
+    try:
+        # deferred: Altair's own naming of inline data (a private function: absent in another Altair,
+        # the caller builds the spec); altair is loaded by the chart built before this runs
+        from altair.vegalite.v6.api import _dataset_name
+    except ImportError:
+        return None
     datasets, data = spec.get("datasets"), spec.get("data")
     if not (isinstance(datasets, dict) and len(datasets) == 1 and isinstance(data, dict) and set(data) == {"name"}):
         return None
