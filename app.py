@@ -21,6 +21,10 @@ import streamlit as st
 
 
 def _preload() -> None:
+    # No garbage collection while the preload imports: its imports make ~150k objects that live as
+    # long as the process, and the collections they would trigger walk them again and again (0.1-0.2 s
+    # of the first page's wait); collection resumes, past the frozen start-up, when the preload ends.
+    gc.disable()
     try:
         warmup = importlib.import_module("core.ui.warmup")
         warmup.preload_first_page()
@@ -31,10 +35,6 @@ def _preload() -> None:
 
 @asynccontextmanager
 async def lifespan(_app: Any) -> AsyncIterator[None]:
-    # No garbage collection while the preload imports: its imports make ~150k objects that live as
-    # long as the process, and the collections they would trigger walk them again and again (0.1-0.2 s
-    # of the first page's wait); collection resumes, past the frozen start-up, when the preload ends.
-    gc.disable()
     threading.Thread(target=_preload, name="workbench-preload", daemon=True).start()
     yield
 

@@ -196,16 +196,16 @@ def trace_url(dataset: str, task: str, definition: str, k: int | None, business_
     >>> trace_url("demo", "G1a", "v1", 50, "abc")
     'trace?dataset=demo&task=G1a&formula=v1&k=50&business_id=abc'
     """
-    return "trace?" + urlencode(trace_params(dataset, task, definition, k, business_id, judge))
+    return trace_urls(dataset, task, definition, k, [business_id], judge)[0]
 
 
 def trace_urls(dataset: str, task: str, definition: str, k: int | None, business_ids: Sequence[str],
                judge: str | None = None) -> list[str]:
-    """:func:`trace_url` of each of ``business_ids`` (the shared parameters encoded once).
+    """Relative links to the Trace page of each of ``business_ids``, the query of
+    :func:`trace_params` (the shared parameters encoded once).
 
-    >>> trace_urls("demo", "G1a", "v1", None, ["a b", "c"], "j") == [
-    ...     trace_url("demo", "G1a", "v1", None, b, "j") for b in ["a b", "c"]]
-    True
+    >>> trace_urls("demo", "G1a", "v1", None, ["a b", "c"], "j")
+    ['trace?dataset=demo&task=G1a&formula=v1&k=all&business_id=a+b&judge=j', 'trace?dataset=demo&task=G1a&formula=v1&k=all&business_id=c&judge=j']
     """
     head = "trace?" + urlencode({"dataset": dataset, "task": task, "formula": definition, "k": k_label(k)})
     tail = "&" + urlencode({"judge": judge}) if judge else ""

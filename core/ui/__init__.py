@@ -51,12 +51,13 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("app_pages/gold.py", "Gold answers", ":material/workspace_premium:", "Evaluation", "Score LLM answers against a gold QA set: breakdowns, samples, report comparison, history.", "gold"),
 )
 
-# Session-state keys of the shared sidebar (page-prefixed constants, STYLE §6).
 # The browser tab's icon: ⚖️ drawn by the browser from an SVG data URL. An emoji string would make
 # Streamlit load its emoji table (~0.1 s of the first page's run) and a :material/…: icon is fetched
 # from fonts.gstatic.com (fails offline, tells Google who opens the app); the URL is ASCII, so neither.
 FAVICON = ("data:image/svg+xml,%3Csvg%20xmlns='http://www.w3.org/2000/svg'%20viewBox='0%200%20100%20100'%3E"
            "%3Ctext%20y='.9em'%20font-size='90'%3E%E2%9A%96%EF%B8%8F%3C/text%3E%3C/svg%3E")
+
+# Session-state keys of the shared sidebar (page-prefixed constants, STYLE §6).
 SIDEBAR_WORKSPACE = "sidebar.workspace"
 SIDEBAR_DATASET = "sidebar.dataset"
 SIDEBAR_WORKSPACE_OK = "sidebar.workspace_ok"  # the last folder that passed the roots check

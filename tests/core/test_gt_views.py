@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import polars as pl
 import pytest
@@ -394,7 +395,9 @@ def test_verdict_grid_ranks_a_rule_policy_by_its_highest_verdict():
 
 @pytest.mark.parametrize("judge", [None, "heuristic-v1", "a b&c"])
 def test_trace_urls_are_trace_url_of_each(judge):
+    """The batch links are the query of trace_params (what the page links pass) for each restaurant."""
     ids = ["abc", "a&b=c", "ü ñ", "x+y/z", "%20", ""]
     for k in (25, None):
-        assert gt_views.trace_urls("demo", "G1a", "v 2", k, ids, judge) == [
-            gt_views.trace_url("demo", "G1a", "v 2", k, b, judge) for b in ids]
+        expected = ["trace?" + urlencode(gt_views.trace_params("demo", "G1a", "v 2", k, b, judge)) for b in ids]
+        assert gt_views.trace_urls("demo", "G1a", "v 2", k, ids, judge) == expected
+        assert [gt_views.trace_url("demo", "G1a", "v 2", k, b, judge) for b in ids] == expected
