@@ -21,7 +21,7 @@ if not dataset:
     st.stop()
 
 choice = gt_page.controls(ws, dataset, task_ids(ws))
-st.caption(gt_page.describe(ws, choice.definition, choice.chosen))
+st.caption(gt_page.describe(choice.definition, choice.chosen))
 status = choice.status
 judges = [j["judge"] for j in status.judges]
 committed = definitions(choice.task, ws)
@@ -35,7 +35,7 @@ if status.ready:
         problem = str(exc)
     else:
         views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
-        gt_page.coverage_warning(frame, views)  # above the tabs: it concerns every one of them
+        gt_page.coverage_warning(views)  # above the tabs: it concerns every one of them
 tab_rest, tab_dist, tab_judging, tab_compare, tab_export = st.tabs(
     ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Export"],
     default="Restaurant × K" if status.ready else "Judging", key=gt_page.K_TAB, on_change="rerun")

@@ -54,9 +54,9 @@ def _on_search(frame: pl.DataFrame, rank_by: list[str] | None) -> None:
 
 
 def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
-                 key: tuple, views: cache.FrameViews | None = None) -> tuple[str, str | None]:
+                 key: tuple, views: cache.FrameViews) -> tuple[str, str | None]:
     """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param).
-    ``views``: ``cache.frame_views(key, frame, choice.scale)`` when the caller has it."""
+    ``views``: ``cache.frame_views(key, frame, choice.scale)``."""
     rank_by = None if choice.scored else list(choice.scale)  # a rule policy: "Highest score" ranks by verdict
     g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
     g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
@@ -66,7 +66,6 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
     g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
     flips_only, sort = bool(st.session_state.get(K_FLIPS, False)), st.session_state.get(K_SORT) or gt_views.SORTS[0]
     search = st.session_state.get(K_SEARCH) or ""
-    views = views or cache.frame_views(key, frame, choice.scale)
     grid = cache.verdict_grid(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by, views=views)
     names = views.names
     grid_ids = grid["business_id"].to_list()
@@ -121,7 +120,7 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
     st.caption(safe("Verdict along K: {p}", p=views.paths[business_id]))
     if business_id in views.short_stored:
         st.caption(f"{views.short_stored[business_id]:,} reviews stored: K above that uses them all.")
-    chosen = choice.chosen or cache.resolved(ws, choice.definition)
+    chosen = choice.chosen
     if choice.scored:
         st.vega_lite_chart(cache.chart_spec(("score", *key, business_id), lambda: charts.score_chart(
             series, gt_views.score_thresholds(chosen.definition, choice.ks, chosen.constants), verdicts=choice.scale)),
@@ -144,7 +143,7 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
 
 
 def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_param: str | None,
-                       key: tuple, views: cache.FrameViews | None = None) -> None:
+                       key: tuple, views: cache.FrameViews) -> None:
     """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
     k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
     # the rows at one K do not depend on the other K chosen (each K is computed on its own), so the
@@ -164,6 +163,6 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
                  width="stretch", placeholder="—", height=360, key=K_TABLE, on_select=_on_table_select,
                  selection_mode="single-row", column_config=config)
     chosen = str(st.session_state.get(K_REST) or "")
-    names = (views or cache.frame_views(key, frame, choice.scale)).names
+    names = views.names
     st.caption(safe("Selected: {name} (shown in the panel above and outlined in the grid). Select a row to pick "
                     "another restaurant; 'open trace' opens its trace in a new tab.", name=names.get(chosen, "")))

@@ -15,7 +15,7 @@ import streamlit as st
 from core import charts, gt_views
 from core.errors import WorkbenchError
 from core.ground_truth import distribution_by_k, gt_filename, k_label
-from core.ground_truth.coverage import short_counts, short_message
+from core.ground_truth.coverage import short_message
 from core.gt_views.status import offline_judge_kind
 from core.judgments import set_gt_judge
 from core.tasks import get_task
@@ -45,9 +45,9 @@ class Choice:
     ks: list[int | None]
     judge: str | None
     status: gt_views.JudgingStatus
-    scale: tuple[str, ...] = ()  # the definition's ordered verdicts, mildest first
-    scored: bool = True  # False for a rule policy without points (its "score" means nothing)
-    chosen: Any = None  # cache.resolved(ws, definition): the definition as an object, with its constants
+    scale: tuple[str, ...]  # the definition's ordered verdicts, mildest first
+    scored: bool  # False for a rule policy without points (its "score" means nothing)
+    chosen: Any  # cache.resolved(ws, definition): the definition as an object, with its constants
 
 
 def _drop_bad_ks() -> None:
@@ -98,10 +98,8 @@ def k_at() -> int | None:
     return gt_views.parse_ks([st.session_state[K_AT]])[0]
 
 
-def describe(ws: Workspace, definition: str, chosen: Any = None) -> str:
-    """One line about a formula, policy or variant (markdown-safe); ``chosen``: its
-    ``cache.resolved`` when the caller has it."""
-    chosen = chosen or cache.resolved(ws, definition)
+def describe(definition: str, chosen: Any) -> str:
+    """One line about a formula, policy or variant (markdown-safe); ``chosen``: its ``cache.resolved``."""
     if chosen.variant is None:
         return safe("**{name}**: {text}", name=definition, text=gt_views.describe(chosen.definition))
     changes = ", ".join(f"{k} = {v}" for k, v in chosen.variant.changes.items())
@@ -193,21 +191,18 @@ def _run(ws: Workspace, dataset: str, task: str, *, use_openai: bool) -> None:
     st.rerun()
 
 
-def coverage_warning(frame: pl.DataFrame, views: cache.FrameViews | None = None) -> None:
+def coverage_warning(views: cache.FrameViews) -> None:
     """The warning when some restaurant has fewer reviews than a chosen K (``views``: the frame's
-    ``cache.frame_views`` when the caller has them)."""
-    counts, total = ((views.short_counts, views.restaurants) if views is not None
-                     else (short_counts(frame), frame["business_id"].n_unique()))
-    message = short_message(counts, total=total, note=" (marked * in the grid)")
+    ``cache.frame_views``)."""
+    message = short_message(views.short_counts, total=views.restaurants, note=" (marked * in the grid)")
     if message:
         st.warning(message, icon=":material/warning:")
 
 
-def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, scale: tuple[str, ...] = (),
-                         views: cache.FrameViews | None = None) -> None:
+def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, scale: tuple[str, ...],
+                         views: cache.FrameViews) -> None:
     """Verdict counts per K as a table and a chart, with the provenance of the numbers (``views``:
-    ``cache.frame_views(key, frame, scale)`` when the caller has it)."""
-    views = views or cache.frame_views(key, frame, scale)
+    ``cache.frame_views(key, frame, scale)``)."""
     left, right = st.columns([2, 3], gap="large")
     with left:
         dist = cache.table_data(("dist-table", *key, tuple(scale)), lambda: gt_views.distribution_table(frame, scale))
