@@ -59,5 +59,6 @@ with tab_rest:
     business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")
     gt_grid.primitives_section(frame, choice, dataset, judge_param, key, views)
-with tab_export:
-    gt_page.export_section(ws, dataset, choice, frame)
+if tab_export.open:  # drawn once shown: a button drawn before the tab's rerun would offer a revoked download
+    with tab_export:
+        gt_page.export_section(ws, dataset, choice, frame)

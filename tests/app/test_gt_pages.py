@@ -32,6 +32,14 @@ def _gt(app_factory, root):
     return at
 
 
+def _export_buttons(at) -> list[str]:
+    """The download buttons' labels once the Export tab is shown (it draws nothing before)."""
+    at.session_state["gt.tab"] = "Export"
+    at.run()
+    assert not at.exception, at.exception
+    return [b.proto.label for b in at.get("download_button")]
+
+
 def _trace(app_factory, root, **query):
     at = app_factory(root).run()
     at.query_params.update({"dataset": DATASET, "task": TASK, "formula": "v1", "k": "50", **query})
@@ -80,7 +88,8 @@ def test_gt_page_shows_distribution_grid_links_and_export(app_factory, tiny_root
     assert links["K=50 · 14.99"] == f"dataset={DATASET}&task={TASK}&formula=v1&k=50&business_id={FLIP}"
     table = _df(at, "gt.table")
     assert list(table["name"])[0] == "Flip Bistro" and table["trace"].iloc[0].startswith("trace?dataset=tiny")
-    assert [b.proto.label for b in at.get("download_button")] == ["Download computed_gt_k200.json"]
+    assert not at.get("download_button")  # the Export tab is not shown yet
+    assert _export_buttons(at) == ["Download computed_gt_k200.json"]
 
 
 def test_gt_page_follows_selection_changes(app_factory, tiny_root):
@@ -94,6 +103,7 @@ def test_gt_page_follows_selection_changes(app_factory, tiny_root):
     assert set(_links(at)) == {"K=25 · 3.00", "K=60 · 3.00", "K=all · 4.40"}
     at.selectbox(key="gt.k").set_value("all").run()
     assert any(s.value == "Every primitive at K=all" for s in at.subheader)
+    _export_buttons(at)
     at.radio(key="gt.layout").set_value("addm").run()
     assert [b.proto.label for b in at.get("download_button")] == ["Download v1_Kall_groundtruth.json"]
     at.selectbox(key="gt.definition").set_value("G1_allergy_V2").run()

@@ -14,7 +14,7 @@ import pytest
 
 from core.variants import constants_sha256, load_variant, save_variant
 from core.workspace import Workspace
-from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _gt, _trace
+from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _export_buttons, _gt, _trace
 from tests.core.test_gt_views import FLIP, MILD, build_gt_workspace
 from tests.job_helpers import wait_for_job
 
@@ -97,7 +97,7 @@ def test_saved_variant_is_a_definition_on_the_gt_page(app_factory, tiny_root):
     assert _distribution(at)[1] == ("50", 2, 1, 0, 3)
     sha = constants_sha256(load_variant(ws, "lenient"))
     assert any("saved variant of v1" in c.value and sha[:12] in c.value for c in at.caption)
-    assert [b.proto.label for b in at.get("download_button")] == ["Download computed_gt_k200_lenient.json"]
+    assert _export_buttons(at) == ["Download computed_gt_k200_lenient.json"]
 
 
 def test_verdicts_use_one_colour_blind_safe_palette(app_factory, tiny_root):

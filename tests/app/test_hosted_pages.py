@@ -275,6 +275,8 @@ def test_export_downloads_are_built_on_click_and_rate_limited_per_session(monkey
 def test_a_spent_download_limit_disables_the_gt_export_with_the_reason(app_factory, small_demo, monkeypatch):
     _mode(monkeypatch, "demo", WORKBENCH_RATE_LIMIT_DOWNLOAD="1/600")
     at = _open(app_factory, small_demo, GT)
+    at.session_state["gt.tab"] = "Export"  # the tab draws its button once shown
+    at.run()
     assert not at.get("download_button")[0].proto.disabled
     bucket = at.session_state["hosted.download_buckets"]["download"].bucket
     assert bucket.take(time.monotonic())  # the one token, spent as a click's build does

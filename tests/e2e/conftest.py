@@ -61,6 +61,8 @@ def sign_in_rater(page, url: str, code: str, query: str = "") -> None:
 class StreamlitServer:
     """A ``streamlit run app.py`` process on a free loopback port, on one workspace."""
 
+    live: set[StreamlitServer] = set()  # running ones: a failed test's report shows their logs' ends
+
     def __init__(self, workspace: Path, extra_env: dict[str, str] | None = None, log_dir: Path | None = None) -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -75,14 +77,34 @@ class StreamlitServer:
         if not wait_for_health(self.url, timeout=60, interval=0.2):
             self.stop()
             raise RuntimeError(f"streamlit did not start; see {self.log.name}")
+        StreamlitServer.live.add(self)
+
+    def tail(self, lines: int = 40) -> str:
+        """The last ``lines`` lines the server printed."""
+        self.log.flush()
+        return "\n".join(Path(self.log.name).read_text(errors="replace").splitlines()[-lines:])
 
     def stop(self) -> None:
+        StreamlitServer.live.discard(self)
         self.proc.terminate()
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
         self.log.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report carries the page's address and the end of every live server's log."""
+    report = yield
+    if report.failed and call.when == "call":
+        page = item.funcargs.get("page")
+        if page is not None and not page.is_closed():
+            report.sections.append(("page", f"url: {page.url}"))
+        for server in sorted(StreamlitServer.live, key=lambda s: s.port):
+            report.sections.append((f"streamlit {server.url} (last lines)", server.tail()))
+    return report
 
 
 @pytest.fixture(scope="session")

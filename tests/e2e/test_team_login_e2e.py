@@ -110,6 +110,7 @@ def _models_offered(page) -> list[str]:
     page.get_by_role("option").first.wait_for()
     options = page.get_by_role("option").all_inner_texts()
     page.keyboard.press("Escape")
+    page.get_by_role("option").first.wait_for(state="detached")  # closed: the next click goes to its target
     return options
 
 
