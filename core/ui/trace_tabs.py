@@ -48,7 +48,7 @@ def formula_tab(t: Trace, trace_root: Any) -> None:
                             disabled=bool(focus))
         other = compare_selector(t)
         cards = gt_views.review_cards(trace_root, primitive=focus or None, include_neutral=include)
-        st.caption(f"{len(cards)} review(s)" + ("" if focus or include else " " + _moving_note(t, trace_root)))
+        st.caption(f"{len(cards)} review{'' if len(cards) == 1 else 's'}" + ("" if focus or include else " " + _moving_note(t, trace_root)))
         for card in cards:
             review_card(t, card, trace_root, other)
     with left:
@@ -102,7 +102,8 @@ def k_tab(t: Trace, by_k: dict, flips: list[dict]) -> None:
                                 "stars": st.column_config.NumberColumn(format="%.1f"),
                                 "judgment": st.column_config.TextColumn(width="large"),
                                 "primitives": st.column_config.TextColumn(width="large")})
-    st.caption(f"Also {neutral} judged review(s) that only add to the number of judged reviews.")
+    what = "judged review that only adds" if neutral == 1 else "judged reviews that only add"
+    st.caption(f"Also {neutral} {what} to the number of judged reviews.")
 
 
 def _when(value: Any) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import StreamlitServer, wait_ready
-from tests.e2e.tour_helpers import Watch
+from tests.e2e.tour_helpers import Watch, wait_idle
 from tests.oidc_server import OIDCServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("team_login")]
@@ -133,6 +133,7 @@ def test_a_member_signs_in_through_the_provider_and_is_refused_admin_work(app, i
     assert "gpt-4o-mini" not in _models_offered(page)
     _checked(page)
 
+    wait_idle(page)
     page.get_by_test_id("stSidebar").get_by_role("button", name="Sign out").click()
     page.get_by_role("button", name="Log in").wait_for(timeout=30_000)
     assert idp.logouts >= 1  # RP-initiated logout went through the provider's end_session_endpoint
