@@ -8,6 +8,7 @@ page script imports (read from ``app_pages/*.py``, in the order of the navigatio
 libraries their first computation needs, so the first visit to each page finds them loaded. It only
 imports: it reads no workspace and writes nothing. A module that fails to import is logged and
 skipped (the page that needs it shows the error when opened). ``WORKBENCH_WARMUP=0`` turns it off.
+The imports and the page runs never overlap (:class:`_Gate`): each module is imported between runs.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import importlib.util
 import logging
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from streamlit import delta_generator
@@ -39,6 +42,51 @@ FIRST_PAGE_EXTRA = ("pandas", "core.labeling.items", "core.labeling.reports", "c
 
 _lock = threading.Lock()
 _started = False
+
+
+class _Gate:
+    """Page runs (any number at once) and the background imports (one module at a time) exclude
+    each other.
+
+    Libraries look a module up in ``sys.modules`` without importing it (Altair's ``pandas``, to
+    convert timestamps): while another thread is still importing it, they get the half-made module
+    and fail (``partially initialized module 'pandas' has no attribute 'Timestamp'``). So a page
+    run waits for the module being imported to be complete, and an import waits until no page
+    runs: the warm-up yields to the users, and an interaction waits at most for one module.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._runs = 0
+        self._importing = False
+
+    @contextmanager
+    def run(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._importing)
+            self._runs += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._runs -= 1
+                self._cond.notify_all()
+
+    @contextmanager
+    def importing(self) -> Iterator[None]:
+        with self._cond:
+            self._cond.wait_for(lambda: not self._runs and not self._importing)
+            self._importing = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._importing = False
+                self._cond.notify_all()
+
+
+_gate = _Gate()
+page_run = _gate.run  # main.py runs each page inside it
 
 
 def page_modules(scripts: list[Path]) -> list[str]:
@@ -108,10 +156,12 @@ def freeze() -> None:
 
 
 def _import_all(names: list[str]) -> None:
+    """Import each module, one at a time between page runs (:class:`_Gate`)."""
     for name in names:
         try:
-            if _importable(name):
-                importlib.import_module(name)
+            with _gate.importing():
+                if _importable(name):
+                    importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a broken module is the page's error to show when opened
             LOG.warning("warm-up: importing %s failed", name, exc_info=True)
 
@@ -136,16 +186,16 @@ def preload_first_page() -> None:
     _streamlit_first_element_check()
     _import_all([*page_modules([root / "main.py", PAGES_DIR / "home.py"]), *FIRST_PAGE_EXTRA])
     try:
-        # deferred: Home's page glue is what this preload imports ahead of the first run (in the
-        # server's start-up, not when main.py imports this module)
-        from core.ui import home
+        with _gate.importing():  # its reads import what they use on the way
+            # deferred: Home's page glue is what this preload imports ahead of the first run (in the
+            # server's start-up, not when main.py imports this module)
+            from core.ui import home
 
-        ws = Workspace(workspace_dir())
-        if ws.exists():
-            home.warm(ws)
+            ws = Workspace(workspace_dir())
+            if ws.exists():
+                home.warm(ws)
     except Exception:  # noqa: BLE001 - Home shows the error itself when it is opened
         LOG.warning("warm-up: reading the workspace failed", exc_info=True)
-
 
 
 def start() -> bool:

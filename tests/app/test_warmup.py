@@ -67,3 +67,40 @@ def test_preload_leaves_a_missing_workspace_alone(tmp_path, monkeypatch):
     monkeypatch.setenv("WORKBENCH_WORKSPACE", str(tmp_path / "not-yet"))
     warmup.preload_first_page()
     assert not (tmp_path / "not-yet").exists()
+
+
+def test_a_page_run_and_a_background_import_never_overlap():
+    """A run waits for the module being imported to be complete; an import waits until no page runs."""
+    import threading
+    import time
+
+    gate, events = warmup._Gate(), []
+    importing, run_started = threading.Event(), threading.Event()
+
+    def background_import() -> None:
+        with gate.importing():
+            importing.set()
+            time.sleep(0.3)  # a slow module
+            events.append("import done")
+
+    def page() -> None:
+        importing.wait()
+        with gate.run():
+            events.append("run")
+            run_started.set()
+            time.sleep(0.3)
+            events.append("run done")
+
+    threads = [threading.Thread(target=background_import), threading.Thread(target=page)]
+    for t in threads:
+        t.start()
+    def second_import() -> None:
+        with gate.importing():
+            events.append("second import")
+
+    run_started.wait(5)
+    late = threading.Thread(target=second_import)
+    late.start()  # the next module waits for the run to end
+    for t in [*threads, late]:
+        t.join(5)
+    assert events == ["import done", "run", "run done", "second import"]
