@@ -48,7 +48,8 @@ def formula_tab(t: Trace, trace_root: Any) -> None:
                             disabled=bool(focus))
         other = compare_selector(t)
         cards = gt_views.review_cards(trace_root, primitive=focus or None, include_neutral=include)
-        st.caption(f"{len(cards)} review{'' if len(cards) == 1 else 's'}" + ("" if focus or include else " " + _moving_note(t, trace_root)))
+        count = f"{len(cards)} review" + ("" if len(cards) == 1 else "s")
+        st.caption(count + ("" if focus or include else " " + _moving_note(t, trace_root)))
         for card in cards:
             review_card(t, card, trace_root, other)
     with left:
