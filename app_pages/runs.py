@@ -25,8 +25,8 @@ locked = glue.hosted_locked(ws)
 with st.container(border=True):
     st.subheader("Launch a run")
     c1, c2, c3 = st.columns(3)
-    task = c1.selectbox("Task", glue.task_choices(), key=K_TASK)
-    policies = glue.policy_choices(task)
+    task = c1.selectbox("Task", glue.task_choices(ws), key=K_TASK)
+    policies = glue.policy_choices(ws, task)
     policy = c2.selectbox("Policy", policies, index=policies.index("G1_allergy_V2") if "G1_allergy_V2" in policies else 0,
                           key=K_POLICY)
     method = c3.selectbox("Method", glue.method_choices(locked), key=K_METHOD,

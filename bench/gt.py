@@ -28,7 +28,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.ground_truth import compute_gt_frame, compute_policy_gt_frame  # noqa: E402
-from core.ground_truth.policy_loader import get_policy  # noqa: E402
+from core.ground_truth.policy_loader import load_policy_file  # noqa: E402
 from core.ground_truth.reference import reference_gt  # noqa: E402
 
 RULE_POLICY = ("G1_dietary_V2", Path(__file__).resolve().parent.parent / "tests" / "core" / "data" / "policies")
@@ -94,7 +94,7 @@ def main() -> int:
 
 def bench_rule_policy(args: argparse.Namespace) -> int:
     """Set-wise rule-policy GT against Policy.evaluate per restaurant and K."""
-    policy = get_policy(RULE_POLICY[0], folder=RULE_POLICY[1])
+    policy = load_policy_file(Path(RULE_POLICY[1]) / f"{RULE_POLICY[0]}.yaml")
     judgments, restaurants = synthetic(args.restaurants, args.judgments)
     rng = np.random.default_rng(5)
     judgments = judgments.select("business_id", "review_id", "idx", "date").with_columns(

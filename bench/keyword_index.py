@@ -75,7 +75,7 @@ def _pool(rng: np.random.Generator, keywords: tuple[str, ...]) -> list[str]:
 def synthesise(n: int, *, hit_rate: float = 0.16, seed: int = 7) -> list[str]:
     """``n`` review texts; a share ``hit_rate`` holds one keyword sentence at a random place."""
     rng = np.random.default_rng(seed)
-    keywords = get_task("G1a").keywords
+    keywords = get_task("G1a", None).keywords
     clean = _pool(rng, keywords)
     lengths = np.clip(np.rint(rng.lognormal(np.log(14), 0.9, size=n)), 2, 200).astype(np.int64)
     picks = rng.integers(0, len(clean), size=int(lengths.sum()))
@@ -144,7 +144,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000, help="number of reviews")
     parser.add_argument("--per-restaurant", type=int, default=200)
     args = parser.parse_args()
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     print(f"synthesising {args.n:,} reviews ...", flush=True)
     texts = synthesise(args.n)
     mean_len = sum(map(len, texts)) / len(texts)

@@ -145,8 +145,8 @@ def _results_workspace(n_runs: int, n_restaurants: int) -> Path:
     import json
 
     from core.metrics import score_results
-    from core.metrics.io import write_run_summary
     from core.metrics.synthetic import synthetic_run
+    from core.runs.records import write_run_summary
     from core.workspace import Workspace
 
     root = Path(tempfile.mkdtemp(prefix="bench_results_")) / "ws"

@@ -37,7 +37,7 @@ def _stats(base_url: str) -> dict:
 
 def timed_run(ws: Workspace, config: RunConfig) -> tuple[float, dict, dict]:
     plan = plan_run(config, ws)
-    llm = make_model(config.model, cache=workspace_cache(ws), concurrency=config.concurrency)
+    llm = make_model(config.model, ws, cache=workspace_cache(ws), concurrency=config.concurrency)
     start = time.perf_counter()
     status = execute_run(plan, llm)
     return time.perf_counter() - start, status, plan.preflight

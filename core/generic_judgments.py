@@ -44,7 +44,7 @@ def _review_keys(ws: Workspace, dataset: str) -> dict[tuple[str, str], int]:
     return {(b, r): i for b, r, i in keys.iter_rows()}
 
 
-def read_generic_judgments(path: str | Path, task: str, keys: dict[tuple[str, str], int], ws: Workspace | None = None,
+def read_generic_judgments(path: str | Path, task: str, keys: dict[tuple[str, str], int], ws: Workspace | None,
                            ) -> list[dict[str, Any]]:
     """Parse and validate every line; records ready for :func:`core.judgments.append_judgments`."""
     spec, path = get_task(task, ws), Path(path)

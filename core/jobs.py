@@ -52,7 +52,7 @@ JOB_KINDS: Registry[JobKind] = Registry("job kind")
 
 
 def jobs_dir(ws: Workspace) -> Path:
-    return ws.root / "jobs"
+    return ws.jobs_dir
 
 
 def job_path(ws: Workspace, job_id: str) -> Path:

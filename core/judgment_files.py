@@ -44,7 +44,7 @@ from core.judgments import (
 )
 from core.progress import Progress, no_progress
 from core.settings import require_writable
-from core.tasks import Task, get_task
+from core.tasks import Task, check_task_id, get_task
 from core.workspace import Workspace, check_name
 
 META_KEYS = ("idx", "date", "stars", "useful")
@@ -74,7 +74,7 @@ def synthetic_id(*parts: object) -> str:
     return SYNTHETIC_PREFIX + stable_id(*parts)
 
 
-def _load_file(path: Path, task: str | None) -> tuple[dict[str, Any], Task]:
+def _load_file(ws: Workspace, path: Path, task: str | None) -> tuple[dict[str, Any], Task]:
     """The file and its task: ``task`` when given (it must agree with the file), else the file's ``task_id``."""
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("judgments"), dict):
@@ -82,7 +82,7 @@ def _load_file(path: Path, task: str | None) -> tuple[dict[str, Any], Task]:
     named = data.get("task_id")
     if task is None and not isinstance(named, str):
         raise DataError("the file names no task: pass --task", path=path, field="task_id")
-    spec = get_task(task if task is not None else str(named))
+    spec = get_task(task if task is not None else str(named), ws)
     if named not in (None, spec.task_id):
         raise DataError(f"file is for task {named!r}, not {spec.task_id}", path=path, field="task_id")
     return data, spec
@@ -238,7 +238,7 @@ def import_xnot_judgments(ws: Workspace, path: str | Path, *, task: str | None =
     """
     require_writable("import judgments")
     path, progress = Path(path), progress or no_progress
-    data, spec = _load_file(path, task)
+    data, spec = _load_file(ws, path, task)
     version = str(data.get("extraction_prompt_version") or "unknown")
     judge = check_judge_id(judge or f"xnot-import-{version}")
     restaurants, reviews, judged = _flatten(data, path)
@@ -346,7 +346,7 @@ def extraction_log_path(ws: Workspace, dataset: str, task: str, judge: str) -> P
 def new_extraction_log(task: str, restaurants_total: int) -> dict[str, Any]:
     """A fresh log in the SPEC §2.4 layout."""
     now = now_iso()
-    return {"task_id": get_task(task).task_id, "started": now, "completed_restaurants": [],
+    return {"task_id": check_task_id(task), "started": now, "completed_restaurants": [],
             "progress": {"restaurants_processed": 0, "restaurants_total": int(restaurants_total),
                          "reviews_extracted": 0}, "last_updated": now}
 

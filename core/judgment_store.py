@@ -226,7 +226,7 @@ def stale_count(ws: Workspace, dataset: str, task: str, judge: str) -> int:
 def prune_stale(ws: Workspace, dataset: str, task: str, judge: str) -> dict[str, Any]:
     """Retire a judge's stale judgments: the log is rewritten (atomically, under the judge's run
     lock) without them and they are appended to ``_retired/{judge_file}.jsonl``. Returns counts."""
-    get_task(task)
+    get_task(task, ws)
     path = judgment_path(ws, dataset, task, judge)
     with judge_lock(ws, dataset, task, judge):
         log = read_log(ws, dataset, task, judge)

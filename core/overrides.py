@@ -253,7 +253,7 @@ def import_addm_overrides(ws: Workspace, dataset: str, path: str | Path, *, topi
     (:func:`task_topics`), else nothing is imported. Returns a report dict.
     """
     require_writable("import overrides")
-    spec, path = get_task(task), Path(path)
+    spec, path = get_task(task, ws), Path(path)
     if topic not in task_topics(spec):
         # another topic's corrections would silently rewrite this task's judgments (G1_dietary into G1a)
         covered = ", ".join(task_topics(spec)) or "none"

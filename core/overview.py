@@ -17,7 +17,7 @@ from core.db import Database
 from core.errors import DataError, WorkbenchError
 from core.files import read_json
 from core.ground_truth import list_gt_files
-from core.metrics.io import read_run_summary
+from core.runs.records import read_run_summary
 from core.tasks import list_tasks
 from core.workspace import Workspace
 
@@ -29,7 +29,7 @@ def tasks_section(ws: Workspace, db: Database) -> pl.DataFrame:
     return pl.DataFrame([
         {"task": t.task_id, "name": t.name, "keywords": len(t.keywords),
          "formulas": ", ".join(t.formulas), "policies": ", ".join(t.policies)}
-        for t in list_tasks()
+        for t in list_tasks(ws)
     ])
 
 

@@ -7,7 +7,7 @@ A task bundles its keyword list (SPEC §2.2), the judgment schema of its per-rev
 versioned judgment prompt, the names of its GT formulas and policies, and its verdict scale.
 Adding a task means adding ``{task_id}.yaml``; no code changes.
 
->>> task = get_task("G1a")
+>>> task = get_task("G1a", None)
 >>> task.keywords[:3]
 ('peanut', 'nut', 'nuts')
 >>> task.field_names
@@ -29,13 +29,11 @@ from typing import TYPE_CHECKING, Any
 from core.errors import DataError, UnknownNameError
 from core.files import read_yaml_mapping
 from core.registry import Registry
-from core.workspace import Workspace
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
 
 TASK_DATA_DIR = Path(__file__).resolve().parent / "task_data" / "tasks"
-WORKSPACE_TASKS = "tasks"
 TASK_ID_RE = re.compile(r"^G(10|[1-9])(?:([a-j])|_([a-z][a-z0-9_]{0,40}))$")
 EXCERPT_FIELD = "excerpt"
 
@@ -270,9 +268,6 @@ def _stamp(folder: Path) -> tuple:
     return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
 
 
-def workspace_task_dir(ws: Workspace | None = None) -> Path:
-    """``tasks/`` of ``ws`` (default: the workspace of the settings)."""
-    return (ws or Workspace.resolve()).root / WORKSPACE_TASKS
 
 
 def _sort_key(task_id: str) -> tuple[int, str]:
@@ -280,13 +275,15 @@ def _sort_key(task_id: str) -> tuple[int, str]:
     return (int(m.group(1)), m.group(2) or f"~{m.group(3)}") if m else (99, task_id)
 
 
-def task_registry(ws: Workspace | None = None) -> Registry[Task]:
+def task_registry(ws: Workspace | None) -> Registry[Task]:
     """Every task, in group then letter order (topics after the letters of their group): the
-    package's tasks, then the workspace's ``tasks/`` (a workspace task cannot shadow a package one)."""
+    package's tasks, then the tasks of ``ws``'s ``tasks/`` folder (a workspace task cannot shadow a
+    package one). ``ws=None`` means the package's tasks only: a caller always says which."""
     found: dict[str, Task] = {t.task_id: t for t in _folder_tasks(TASK_DATA_DIR)}
-    folder = workspace_task_dir(ws)
-    for t in _folder_tasks(folder, _stamp(folder)):
-        found.setdefault(t.task_id, t)
+    if ws is not None:
+        folder = ws.tasks_dir
+        for t in _folder_tasks(folder, _stamp(folder)):
+            found.setdefault(t.task_id, t)
     reg: Registry[Task] = Registry("task")
     for task_id in sorted(found, key=_sort_key):
         reg.add(found[task_id], name=task_id)
@@ -298,16 +295,16 @@ def package_tasks() -> list[Task]:
     return sorted(_folder_tasks(TASK_DATA_DIR), key=lambda t: _sort_key(t.task_id))
 
 
-def task_ids(ws: Workspace | None = None) -> list[str]:
+def task_ids(ws: Workspace | None) -> list[str]:
     """Every registered task id, in group then letter order (G1a, G1b, …, G1_dietary, G2a, …)."""
     return task_registry(ws).names()
 
 
-def list_tasks(ws: Workspace | None = None) -> list[Task]:
+def list_tasks(ws: Workspace | None) -> list[Task]:
     """Every registered task, in group then letter order."""
     return list(task_registry(ws).values())
 
 
-def get_task(task_id: str, ws: Workspace | None = None) -> Task:
+def get_task(task_id: str, ws: Workspace | None) -> Task:
     """The task ``task_id``; UnknownNameError (listing the valid ids) when it is not registered."""
     return task_registry(ws)[task_id]

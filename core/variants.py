@@ -100,7 +100,7 @@ def committed_constants(definition: str | Formula | Policy) -> dict[str, float]:
     >>> committed_constants("v1")["SEVERITY_POINTS.severe"], committed_constants("v1")["HIGH_THRESHOLD"]
     (15, 4.0)
     """
-    d = get_definition(definition)
+    d = get_definition(definition, None)  # a name is a built-in's; pass a workspace's definition itself
     if isinstance(d, Formula):
         flat: dict[str, float] = {}
         for name, value in d.constants.items():
@@ -202,7 +202,7 @@ def _condition_with_changes(cond: Any, key: str, changes: Mapping[str, float]) -
 
 
 def whatif_definition(
-    definition: str | Formula | Policy, values: Mapping[str, float] | None, ws: Workspace | None = None,
+    definition: str | Formula | Policy, values: Mapping[str, float] | None, ws: Workspace | None,
 ) -> tuple[Formula | Policy, dict[str, Any] | None]:
     """(definition, constants) to compute a what-if: a formula with its ``constants=`` override,
     or a modified policy with None. Unchanged values give the committed definition and None."""
@@ -218,7 +218,7 @@ def whatif_definition(
 # -- named variants ------------------------------------------------------------------------------
 def variants_dir(ws: Workspace) -> Path:
     """``gt/variants`` of the workspace."""
-    return ws.gt_dir / VARIANTS_DIR
+    return ws.variants_dir
 
 
 def variant_path(ws: Workspace, name: str) -> Path:
@@ -345,7 +345,7 @@ def resolve_definition(ws: Workspace | None, name: str) -> ResolvedDefinition:
         if ws is None or not variant_path(ws, name).exists():
             saved = [v.name for v in list_variants(ws)] if ws is not None else []
             raise UnknownNameError("formula, policy or saved variant", name,
-                                   [*FORMULAS, *POLICY_IDS(ws=ws), *saved]) from None
+                                   [*FORMULAS, *POLICY_IDS(ws), *saved]) from None
         variant = load_variant(ws, name)
         base, constants = whatif_definition(variant.definition, variant.changes, ws)
         return ResolvedDefinition(name, base, constants, variant)

@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.files import write_json_atomic
-from core.settings import workspace_dir
 
 FORMAT_VERSION = 1
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -86,11 +85,6 @@ class Workspace:
     def __post_init__(self) -> None:
         if not isinstance(self.root, Path):
             object.__setattr__(self, "root", Path(self.root))
-
-    @classmethod
-    def resolve(cls, explicit: str | Path | None = None) -> Workspace:
-        """The workspace from ``explicit``, ``$WORKBENCH_WORKSPACE`` or the demo default."""
-        return cls(workspace_dir(explicit))
 
     def ensure(self, name: str | None = None) -> Workspace:
         """Create the folder and its ``workspace.json`` if missing."""
@@ -202,6 +196,36 @@ class Workspace:
     @property
     def gold_dir(self) -> Path:
         return self.path_inside("gold")
+
+    @property
+    def tasks_dir(self) -> Path:
+        """The workspace's own tasks (``tasks/{task}.yaml``, e.g. written by ``policies import``)."""
+        return self.path_inside("tasks")
+
+    @property
+    def policies_dir(self) -> Path:
+        """The workspace's own policies (``policies/{policy}.yaml``); one may replace a built-in of the same id."""
+        return self.path_inside("policies")
+
+    @property
+    def jobs_dir(self) -> Path:
+        """Background job records (``jobs/{job_id}.json``, :mod:`core.jobs`)."""
+        return self.path_inside("jobs")
+
+    @property
+    def studies_dir(self) -> Path:
+        """Perspective studies (``studies/{study}/``: grid and runs)."""
+        return self.path_inside("studies")
+
+    @property
+    def scorers_dir(self) -> Path:
+        """Trained scorers (``scorers/{name}/``)."""
+        return self.path_inside("scorers")
+
+    @property
+    def variants_dir(self) -> Path:
+        """Saved what-if variants of formulas and policies (``gt/variants/{name}.json``)."""
+        return self.path_inside("gt", "variants")
 
     @property
     def cache_dir(self) -> Path:

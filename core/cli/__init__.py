@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import pkgutil
 import sys
 from typing import Any
@@ -24,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from core.errors import WorkbenchError
 from core.locks import clean_leftovers
 from core.settings import redact
-from core.workspace import Workspace
+from core.workspace_choice import workspace_from_env
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,12 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    # The command's workspace is the default one while it runs: the tasks and policies of its
-    # tasks/ and policies/ folders resolve wherever a task or policy is looked up by name.
-    previous = os.environ.get("WORKBENCH_WORKSPACE")
     try:
-        args.workspace = Workspace.resolve(args.workspace)
-        os.environ["WORKBENCH_WORKSPACE"] = str(args.workspace.root)
+        args.workspace = workspace_from_env(args.workspace)  # chosen once here and passed down
         if args.workspace.exists():
             clean_leftovers(args.workspace)  # staging folders of killed imports
         code = args.func(args)
@@ -98,9 +93,4 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted: finished work is saved; run again with --resume to continue", file=sys.stderr)
         return 130
-    finally:
-        if previous is None:
-            os.environ.pop("WORKBENCH_WORKSPACE", None)
-        else:
-            os.environ["WORKBENCH_WORKSPACE"] = previous
     return int(code or 0)

@@ -28,6 +28,7 @@ from core.ground_truth import (
 )
 from core.ground_truth.coverage import short_counts, short_message
 from core.ground_truth.export import export_gt, verdict_scale
+from core.gt_lineage import lineages_by_k
 from core.judgments import resolve_judge, stale_count
 from core.restaurant_names import find_restaurant
 from core.variants import resolve_definition
@@ -68,9 +69,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _compute(args: argparse.Namespace) -> int:
     chosen = resolve_definition(args.workspace, args.formula)
-    result = export_gt(args.workspace, args.dataset, args.task, chosen.definition, normalize_ks(args.k),
-                       layout=args.format, judge=args.judge, out=args.out, constants=chosen.constants,
-                       name=chosen.name, provenance=chosen.provenance())
+    ks = normalize_ks(args.k)
+    judge = resolve_judge(args.workspace, args.dataset, args.task, args.judge)
+    lineages = lineages_by_k(args.workspace, args.dataset, args.task, chosen, ks, judge=judge)
+    result = export_gt(args.workspace, args.dataset, args.task, chosen.definition, ks,
+                       layout=args.format, judge=judge, out=args.out, constants=chosen.constants,
+                       name=chosen.name, provenance=chosen.provenance(), lineages=lineages)
     frame = result.frame
     dist = distribution_by_k(frame, verdict_scale(chosen.definition, args.workspace))
     names = [c for c in dist.columns if c not in ("k", "total")]
@@ -86,15 +90,14 @@ def _compute(args: argparse.Namespace) -> int:
     warning = short_message(short, total=frame["business_id"].n_unique())
     if warning:
         lines.append(f"warning: {warning}")
-    stale = stale_count(args.workspace, args.dataset, args.task,
-                        resolve_judge(args.workspace, args.dataset, args.task, args.judge))
+    stale = stale_count(args.workspace, args.dataset, args.task, judge)
     if stale:
         lines.append(f"{stale:,} judgments left out as stale: their review's text changed since it was judged "
                      "(judge --resume judges them again; judgments prune retires them)")
     emit(args, {"definition": result.definition, "layout": result.layout, "files": result.files,
                 "distribution": dist.to_dicts(), "judgments_sha256": frame["judgments_sha256"][0],
                 "restaurants_short_of_k": [{"k": k, "n": n} for k, n in short.items()], "warning": warning,
-                "stale_judgments": stale},
+                "stale_judgments": stale, "lineage": {k_label(k): v for k, v in lineages.items()}},
          "\n".join(lines))
     return 0
 

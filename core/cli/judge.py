@@ -74,7 +74,7 @@ def _factories(args: argparse.Namespace) -> tuple[Any, Any]:
                            client=client(), cache=cache)
 
     def batch_judge(task_id: str, entry: dict[str, Any]) -> OpenAIJudge:
-        return OpenAIJudge(get_task(task_id), model=entry["model"], seed=entry.get("seed"),
+        return OpenAIJudge(get_task(task_id, args.workspace), model=entry["model"], seed=entry.get("seed"),
                            temperature=entry.get("temperature"), judge_id=entry["judge"], client=client(), cache=cache)
 
     return openai_judge, batch_judge
@@ -137,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--dataset is required (or --collect BATCH_ID)")
     if args.low_confidence is not None:
         return _low_confidence(args)
-    task = get_task(args.task)
+    task = get_task(args.task, args.workspace)
     judge = _build_judge(args, task, openai_judge)
     if args.mode == "batch" and not hasattr(judge, "record_from_completion"):
         raise ValueError("--mode batch needs --judge openai (one model; ensembles and the heuristic run on demand)")

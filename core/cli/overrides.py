@@ -92,7 +92,7 @@ def run_revert(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    topics = task_topics(get_task(args.task))
+    topics = task_topics(get_task(args.task, args.workspace))
     if args.topic is None and len(topics) != 1:
         raise WorkbenchError(f"task {args.task} covers topics {', '.join(topics) or 'none'}: choose one with --topic")
     topic = args.topic or topics[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from core.cli import emit
 
@@ -36,19 +37,24 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     lines = [f"imported {len(report.imported)} polic{'y' if len(report.imported) == 1 else 'ies'}"
              + (f" ({', '.join(report.imported)}); tasks: {', '.join(report.tasks)}" if report.imported else "")]
+    lines += [f"note: {p} is in force in this workspace instead of the built-in policy of that id"
+              for p in report.replaces_builtin]
+    lines += [f"note: {p} equals the built-in policy of that id: nothing written" for p in report.unchanged]
     lines += [f"error: {e['error']}" for e in report.errors]
     emit(args, report.to_dict(), "\n".join(lines))
-    return 1 if report.errors and not report.imported else 0
+    return 1 if report.errors and not (report.imported or report.unchanged) else 0
 
 
 def run_list(args: argparse.Namespace) -> int:
     # deferred: only the `policies` command needs it (CLI start-up)
     from core.ground_truth.policy_loader import list_policies
 
-    rows = [{"policy_id": p.policy_id, "task": p.task, "kind": "scoring" if p.has_scoring else "rules",
+    rows: list[dict[str, Any]] = [{"policy_id": p.policy_id, "task": p.task, "kind": "scoring" if p.has_scoring else "rules",
              "verdicts": list(p.verdicts), "origin": p.origin or ("package" if p.source.startswith(_pkg()) else "workspace"),
-             "title": p.title} for p in list_policies(args.task, ws=args.workspace)]
-    text = "\n".join(f"{r['policy_id']:<24} {r['task']:<14} {r['kind']:<8} {' < '.join(r['verdicts'])}" for r in rows)
+             "replaces_builtin": p.replaces_builtin, "title": p.title} for p in list_policies(args.workspace, args.task)]
+    text = "\n".join(f"{r['policy_id']:<24} {r['task']:<14} {r['kind']:<8} {' < '.join(r['verdicts'])}"
+                     + ("   (this workspace's, in force instead of the built-in)" if r["replaces_builtin"] else "")
+                     for r in rows)
     emit(args, rows, text or "no policies")
     return 0
 

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     quiet = args.json or args.no_progress
     if not quiet:
         print(preflight_text(info))
-    llm = make_model(config.model, endpoint=config.endpoint, cache=workspace_cache(ws), concurrency=config.concurrency)
+    llm = make_model(config.model, ws, endpoint=config.endpoint, cache=workspace_cache(ws), concurrency=config.concurrency)
     with cli_progress(f"{config.method} K={config.k}", enabled=not quiet) as progress:
         status = execute_run(plan, llm, progress)
     info["status"] = status

@@ -21,9 +21,12 @@ from core.cli import emit
 from core.db import Database
 from core.files import read_json, write_json_atomic
 from core.metrics import load_gt, score_results
-from core.metrics.io import RESULTS_NAME, dataset_categories, dataset_review_texts, load_results, run_dirs
+from core.metrics.io import dataset_categories, dataset_review_texts
+from core.metrics.score import resolve_policy
 from core.metrics.summary import format_comparison, format_summary
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
+from core.runs.records import RESULTS_FILE, load_results, run_dirs
+from core.workspace import Workspace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,16 +47,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=run_show)
 
 
-def score_file(path: str | Path, *, gt_path: str | None = None, dataset: str | None = None, db: Database | None = None,
-               policy_id: str | None = None, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Score one results.json file with GT from a file or its samples and texts from a dataset."""
-    raw = read_json(Path(path) / RESULTS_NAME if Path(path).is_dir() else path)
+def score_file(path: str | Path, ws: Workspace, *, gt_path: str | None = None, dataset: str | None = None,
+               db: Database | None = None, policy_id: str | None = None, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Score one results.json file with GT from a file or its samples and texts from a dataset;
+    the policy (``policy_id``, else the run's) is the one in force in ``ws``."""
+    raw = read_json(Path(path) / RESULTS_FILE if Path(path).is_dir() else path)
     xnot_gt = None
     if is_xnot_detailed(raw):  # an xnot detailed_results.json: its own GT records come with it
         results, xnot_gt = results_from_xnot(raw, path=str(path))
     else:
         results = load_results(path)
-    gt = load_gt(gt_path) if gt_path else xnot_gt
+    gt = load_gt(gt_path, ws) if gt_path else xnot_gt
     texts = None
     if dataset:
         if db is None:
@@ -68,12 +72,13 @@ def score_file(path: str | Path, *, gt_path: str | None = None, dataset: str | N
         else:
             for bid, g in gt.items():
                 g.setdefault("categories", cats.get(bid))
-    return score_results(results, gt=gt, review_texts=texts, policy_id=policy_id, n_boot=n_boot, seed=seed)
+    policy = resolve_policy(policy_id or results.get("policy_id"), ws)
+    return score_results(results, gt=gt, review_texts=texts, policy=policy, n_boot=n_boot, seed=seed)
 
 
 def run_score(args: argparse.Namespace) -> int:
     db = Database(args.workspace.root) if args.dataset else None
-    scored = score_file(args.results, gt_path=args.gt, dataset=args.dataset, db=db, policy_id=args.policy,
+    scored = score_file(args.results, args.workspace, gt_path=args.gt, dataset=args.dataset, db=db, policy_id=args.policy,
                         n_boot=args.n_boot, seed=args.seed)
     if args.out:
         write_json_atomic(Path(args.out), scored)
@@ -81,10 +86,10 @@ def run_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scored(path: Path) -> dict[str, Any]:
+def _scored(path: Path, ws: Workspace) -> dict[str, Any]:
     payload = load_results(path)
-    if payload.get("unified_scores") is None:
-        return score_results(payload)  # an unscored run: GT from each sample's gt_verdict
+    if payload.get("unified_scores") is None:  # an unscored run: GT from each sample's gt_verdict
+        return score_results(payload, policy=resolve_policy(payload.get("policy_id"), ws))
     return payload
 
 
@@ -92,7 +97,7 @@ def run_show(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.runs] or run_dirs(args.workspace.runs_dir)
     if not paths:
         raise FileNotFoundError(f"no runs in {args.workspace.runs_dir} (runs/*/results.json)")
-    runs = [_scored(p) for p in paths]
+    runs = [_scored(p, args.workspace) for p in paths]
     shown = runs if args.runs else runs[-1:]
     text = "\n\n".join(format_summary(r) for r in shown)
     if len(runs) > 1:

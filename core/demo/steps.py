@@ -12,6 +12,7 @@ from pathlib import Path
 from core.files import write_text_atomic
 from core.gold.demo import write_demo_gold
 from core.ground_truth.export import export_gt
+from core.gt_lineage import lineages_by_k
 from core.progress import Progress, no_progress
 from core.tasks import get_task
 from core.workspace import Workspace
@@ -50,7 +51,7 @@ def judge_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
     from core.judgments import set_gt_judge
 
     for kind in ("heuristic", "heuristic-v2"):
-        judge = make_judge(kind, get_task(DEMO_TASK))
+        judge = make_judge(kind, get_task(DEMO_TASK, ws))
         plan = plan_judging(ws, DEMO_DATASET, DEMO_TASK, judge)
         execute_judging(plan, judge, progress=progress or no_progress)
     set_gt_judge(ws, DEMO_DATASET, DEMO_TASK, judge.judge_id)
@@ -66,7 +67,8 @@ def gt_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> No
     jobs = [(DEMO_TASK, d) for d in DEMO_GT_DEFINITIONS] + [(t, d) for t, ds in DEMO_TOPIC_GT.items() for d in ds]
     for i, (task, definition) in enumerate(jobs):
         progress(i, len(jobs), f"GT {definition}")
-        export_gt(ws, DEMO_DATASET, task, definition, list(DEMO_KS))
+        export_gt(ws, DEMO_DATASET, task, definition, list(DEMO_KS),
+                  lineages=lineages_by_k(ws, DEMO_DATASET, task, definition, list(DEMO_KS)))
     progress(len(jobs), len(jobs), "GT written")
 
 
@@ -114,5 +116,5 @@ def runs_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> 
         shutil.rmtree(ws.runs_dir / run_id, ignore_errors=True)  # a regenerated demo replaces its runs
         config = RunConfig(dataset=DEMO_DATASET, task=DEMO_TASK, policy=DEMO_RUN_POLICY, method=method, k=k,
                            seed=seed, run_id=run_id, options={"n_boot": DEMO_RUN_BOOT})
-        execute_run(plan_run(config, ws), make_model(config.model), durable=False)  # rebuilt, not resumed
+        execute_run(plan_run(config, ws), make_model(config.model, ws), durable=False)  # rebuilt, not resumed
     progress(len(jobs), len(jobs), "runs written")

@@ -36,7 +36,7 @@ from core.ground_truth.gt_files import (
 from core.ground_truth.ks import k_label, normalize_ks
 from core.ground_truth.policies import Policy, PolicyScore
 from core.ground_truth.policy_frame import compute_policy_gt_frame
-from core.ground_truth.policy_loader import POLICY_IDS, get_policy, list_policies
+from core.ground_truth.policy_loader import POLICY_IDS, get_policy, list_policies, load_policy_file
 from core.ground_truth.trace import (
     KChange,
     ReviewContribution,
@@ -53,6 +53,6 @@ __all__ = [
     "TraceNode", "addm_payload", "compute_gt", "compute_gt_frame", "compute_policy_gt_frame",
     "distribution_by_k", "explain_k_change", "explain_k_change_ws", "formula_incidents", "get_definition",
     "get_formula", "get_policy", "gt_filename", "import_gt_file", "judgments_sha256", "k_label",
-    "list_formulas", "list_gt_files", "list_policies", "load_gt_file", "load_restaurants", "normalize_ks",
+    "list_formulas", "list_gt_files", "list_policies", "load_policy_file", "load_gt_file", "load_restaurants", "normalize_ks",
     "resolve_gt_file", "trace_gt", "trace_gt_ws", "verdict_changes", "write_gt_file", "xnot_payload",
 ]

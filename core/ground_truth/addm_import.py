@@ -7,7 +7,10 @@ meanings from the term libraries) plus the relevance flag ``is_relevant``, the v
 policy's ordered ``decision.verdicts``. Where ADDM's code departs from its policy text the text wins
 (see docs/policies.md). A construct the project cannot express is a :class:`DataError` naming the
 file and the YAML path; a value outside its term's enum is a warning (such a condition never fires).
-Nothing is written for a file that fails.
+Nothing is written for a file that fails. A policy whose id is a built-in one (ADDM's current
+``G1/allergy/V1–V3`` reuse the ids of the built-ins taken from its earlier commit) is imported and
+is in force instead of the built-in in this workspace, which the report notes; one whose content
+equals the built-in's is not written (a no-op, noted).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,8 @@ import yaml
 
 from core.errors import DataError
 from core.files import read_yaml_mapping, write_text_atomic
-from core.ground_truth.policy_loader import POLICY_DIR, load_policy_file
+from core.ground_truth.policies import Policy
+from core.ground_truth.policy_loader import builtin_policy_ids, get_policy, load_policy_file
 from core.settings import require_writable
 from core.tasks import TASK_ID_RE, load_task_file
 from core.workspace import Workspace
@@ -438,10 +442,22 @@ class ImportReport:
     errors: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     tasks: list[str] = field(default_factory=list)
+    replaces_builtin: list[str] = field(default_factory=list)  # imported ids now in force instead of a built-in
+    unchanged: list[str] = field(default_factory=list)  # ids whose content equals the built-in's: not written
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` document: imported policy ids and errors per file."""
-        return {"imported": self.imported, "errors": self.errors}
+        """The ``--json`` document: imported policy ids (those replacing a built-in listed again),
+        ids not written because they equal the built-in, and errors per file."""
+        return {"imported": self.imported, "replaces_builtin": self.replaces_builtin, "unchanged": self.unchanged,
+                "errors": self.errors}
+
+
+def same_content(a: Policy, b: Policy) -> bool:
+    """True when two policies define the same thing (where their files live and came from aside)."""
+    def bare(p: Policy) -> Policy:
+        return replace(p, source="", origin="", replaces_builtin=False)
+
+    return bare(a) == bare(b)
 
 
 def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str | Path) -> ImportReport:
@@ -455,14 +471,13 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
     for path in _policy_files(paths):
         try:
             item = convert_policy(path, terms)
-            if (POLICY_DIR / f"{item.policy_id}.yaml").exists():
-                raise DataError(f"{item.policy_id} is a built-in policy id", path=path, field="policy_id")
         except DataError as exc:
             report.errors.append({"file": str(path), "error": str(exc)})
             continue
         by_topic.setdefault(item.topic, []).append(item)
         report.warnings.extend(item.warnings)
-    policy_dir, task_dir = ws.root / "policies", ws.root / "tasks"
+    policy_dir, task_dir = ws.policies_dir, ws.tasks_dir
+    builtins = set(builtin_policy_ids())
     for topic, items in by_topic.items():
         task_path = task_dir / f"{topic}.yaml"
         existing = yaml.safe_load(task_path.read_text(encoding="utf-8")) if task_path.exists() else None
@@ -471,10 +486,15 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
             target = policy_dir / f"{item.policy_id}.yaml"
             text = f"# Imported from {item.policy['origin']} by `python -m core policies import`.\n" + _dump(item.policy)
             try:
-                _validate(text, target, load_policy_file)
+                built = _validate(text, target, load_policy_file)
             except DataError as exc:
                 report.errors.append({"file": str(item.policy["origin"]), "error": str(exc)})
                 continue
+            if item.policy_id in builtins:
+                if same_content(built, get_policy(item.policy_id, None)):
+                    report.unchanged.append(item.policy_id)
+                    continue
+                report.replaces_builtin.append(item.policy_id)
             write_text_atomic(target, text)
             written.append(item)
             report.imported.append(item.policy_id)
@@ -497,9 +517,10 @@ def _dump(doc: Any) -> str:
     return yaml.dump(doc, Dumper=_PlainDumper, sort_keys=False, allow_unicode=True, width=110)
 
 
-def _validate(text: str, target: Path, loader: Any) -> None:
-    """Load ``text`` as if it were ``target`` (from a scratch copy) so a bad result is never written."""
+def _validate(text: str, target: Path, loader: Any) -> Any:
+    """Load ``text`` as if it were ``target`` (from a scratch copy) so a bad result is never written;
+    returns what ``loader`` made of it."""
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp) / target.name
         scratch.write_text(text, encoding="utf-8")
-        loader(scratch)
+        return loader(scratch)

@@ -129,7 +129,7 @@ def load_restaurants(ws: Workspace, dataset: str) -> pl.DataFrame:
     return scan_restaurants(ws, dataset).select("business_id", "name", "categories", "n_reviews").collect()
 
 
-def get_definition(name: str | Formula | Policy, ws: Workspace | None = None) -> Formula | Policy:
+def get_definition(name: str | Formula | Policy, ws: Workspace | None) -> Formula | Policy:
     """A formula (``v1``) or a policy (``G1_allergy_V2``, or one in the workspace's ``policies/``) by name."""
     if isinstance(name, Formula | Policy):
         return name

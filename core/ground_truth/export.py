@@ -16,6 +16,7 @@ from core.ground_truth.compute import compute_gt, get_definition, load_restauran
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import VERDICTS, Formula
 from core.ground_truth.gt_files import (
+    LINEAGE_KEY,
     addm_payload,
     formula_incidents,
     gt_filename,
@@ -39,12 +40,12 @@ class GTExport:
     files: list[dict[str, Any]]
 
 
-def default_layout(definition: str | Formula | Policy, ws: Workspace | None = None) -> str:
+def default_layout(definition: str | Formula | Policy, ws: Workspace | None) -> str:
     """xnot for formulas, ADDM for policies."""
     return "xnot" if isinstance(get_definition(definition, ws), Formula) else "addm"
 
 
-def verdict_scale(definition: str | Formula | Policy, ws: Workspace | None = None) -> tuple[str, ...]:
+def verdict_scale(definition: str | Formula | Policy, ws: Workspace | None) -> tuple[str, ...]:
     """The ordered verdict scale (lowest first) of a formula (Low/High/Critical Risk) or policy."""
     d = get_definition(definition, ws)
     return VERDICTS if isinstance(d, Formula) else d.verdicts
@@ -92,20 +93,23 @@ def with_addm_columns(
 
 def gt_payload(frame: pl.DataFrame, *, layout: str, task: str, k: int | None, policy: Policy | None = None) -> dict[str, Any]:
     """The file content of one K of ``frame`` in ``layout`` (``policy``: the policy object of a policy frame)."""
-    return addm_payload(frame, k=k, policy=policy) if layout == "addm" else xnot_payload(frame, task_id=task, k=k)
+    if layout == "addm":
+        return addm_payload(frame, k=k, policy=policy)
+    return xnot_payload(frame, task_id=task, k=k, policy=policy)
 
 
 def export_gt(
     ws: Workspace, dataset: str, task: str, definition: str | Formula | Policy, ks: Any, *,
     layout: str | None = None, judge: str | None = None, out: str | Path | None = None,
     constants: Mapping[str, Any] | None = None, name: str | None = None,
-    provenance: Mapping[str, str] | None = None,
+    provenance: Mapping[str, str] | None = None, lineages: Mapping[int | None, Mapping[str, Any]] | None = None,
 ) -> GTExport:
     """Compute GT for every K in ``ks`` and write one file per K.
 
     Files go to ``gt/{dataset}/{task}/`` by default; ``out`` is a file for one K, a folder for several.
     A saved variant passes its (modified) definition, its formula ``constants``, its ``name`` (the
     file names use it) and ``provenance`` (variant name and constants hash, written into each file).
+    ``lineages`` (K → lineage, :mod:`core.gt_lineage`) is written into each file under ``lineage``.
     """
     ks = normalize_ks(ks)
     resolved = get_definition(definition, ws)
@@ -122,6 +126,8 @@ def export_gt(
     files = []
     for k, path in targets.items():
         payload = gt_payload(frame, layout=layout, task=task, k=k, policy=None if isinstance(resolved, Formula) else resolved)
+        if lineages is not None:
+            payload[LINEAGE_KEY] = dict(lineages[k])
         write_gt_file(path, payload)
         files.append({"k": k, "path": str(path), "distribution": payload["summary"]["verdict_distribution"]})
     return GTExport(name, layout, frame, files)

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.errors import DataError, UnknownNameError
+from core.errors import DataError
 from core.files import read_json, sha256_file, write_json_atomic, write_text_atomic
 from core.ground_truth.coverage import SHORT, STORED, reviews_used
 from core.ground_truth.engine import aggregate_by_k, k_frame, prepare_judgments
 from core.ground_truth.formulas import VERDICTS, get_formula
 from core.ground_truth.policy_frame import INCIDENT_STRUCT
-from core.ground_truth.policy_loader import get_policy, policy_registry
+from core.ground_truth.policy_loader import policy_registry
 from core.settings import require_writable
 from core.workspace import check_name
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 LAYOUTS = ("xnot", "addm")
 META_SUFFIX = ".meta.json"
+LINEAGE_KEY = "lineage"  # what a GT file was made from (core.gt_lineage)
 VARIANTS_DIR = "variants"  # gt/variants/*.json are saved what-if variants (core.variants), not GT files
 
 
@@ -85,12 +86,14 @@ def _coverage(frame: pl.DataFrame, k: int | None) -> dict[str, Any]:
     return out
 
 
-def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_at: str | None = None) -> dict[str, Any]:
+def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_at: str | None = None,
+                 policy: Policy | None = None) -> dict[str, Any]:
     """The xnot ``computed_gt`` document of one K of a formula (or policy) GT frame.
 
     Restaurants are keyed by name; a name that repeats gets `` [business_id]`` appended. When the
     frame knows each restaurant's stored reviews (``n_reviews_stored``), every record also carries
     ``n_reviews`` (the reviews used: min(K, stored)) and the document ``restaurants_short_of_k``.
+    A policy frame needs its ``policy`` (for its verdict scale).
     """
     rows = _single_k(frame, k)
     if STORED in rows.columns:
@@ -101,6 +104,7 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
     else:
         version = rows["formula_version"][0] if rows.height else ""
         fields = get_formula(version.split("+")[0]).record_fields
+    scale = _policy_of(rows, policy).verdicts if "policy_id" in rows.columns else VERDICTS
     seen = {n for n, count in Counter(rows["name"].to_list()).items() if count > 1}
     restaurants = {}
     for row in rows.iter_rows(named=True):
@@ -112,18 +116,18 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
         "task_id": task_id, "computed_at": computed_at or _now(),
         "formula_version": rows["formula_version"][0] if rows.height else None, "k": k, **_coverage(rows, k),
         **_provenance(rows), "restaurants": restaurants,
-        "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows, _scale(rows))},
+        "summary": {"total_restaurants": rows.height, "verdict_distribution": _distribution(rows, scale)},
     }
 
 
-def _scale(rows: pl.DataFrame) -> tuple[str, ...]:
-    """The verdict scale of a GT frame: its policy's, else the G1a scale."""
-    if "policy_id" in rows.columns and rows.height:
-        try:
-            return get_policy(rows["policy_id"][0]).verdicts
-        except UnknownNameError:  # a frame of an unregistered policy keeps the default scale
-            return VERDICTS
-    return VERDICTS
+def _policy_of(rows: pl.DataFrame, policy: Policy | None) -> Policy:
+    """The policy of a policy GT frame: ``policy``, which must be the frame's (no name is looked up)."""
+    name = rows["policy_id"][0] if rows.height else None
+    if policy is None:
+        raise ValueError(f"a GT frame of policy {name} needs its policy object (the one in force in its workspace)")
+    if name is not None and name != policy.policy_id:
+        raise ValueError(f"the GT frame is of policy {name}, not {policy.policy_id}")
+    return policy
 
 
 def addm_payload(
@@ -135,8 +139,8 @@ def addm_payload(
     (``matched_rule``, null when the default verdict applied) and, when the policy took its
     recency reference from the dataset, the file records ``reference_year``. A formula frame
     (v1/v2) needs an ``incidents`` column (see :func:`formula_incidents`); its score is
-    final_risk_score and cuisine_modifier is CUISINE_MODIFIER > 1. ``policy`` is the policy
-    object (default: looked up by the frame's policy_id).
+    final_risk_score and cuisine_modifier is CUISINE_MODIFIER > 1. A policy frame needs its
+    ``policy`` object (the one in force in its workspace; a name is never looked up here).
     """
     rows = _single_k(frame, k)
     is_policy = "policy_id" in rows.columns
@@ -162,8 +166,7 @@ def addm_payload(
     has_scoring = True
     verdicts: tuple[str, ...] = VERDICTS
     if is_policy and definition:
-        if policy is None:
-            policy = get_policy(definition)
+        policy = _policy_of(rows, policy)
         has_scoring, verdicts = policy.has_scoring, policy.verdicts
     extra = {"reference_year": rows["reference_year"][0]} if "reference_year" in rows.columns and rows.height else {}
     return {
@@ -215,7 +218,7 @@ def detect_layout(payload: Any, path: str | Path = "") -> str:
     raise DataError("unknown GT layout: neither ADDM (policy_id + ground_truth) nor xnot (formula_version)", path=path)
 
 
-def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None = None,
+def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace | None,
            registry: Registry[Policy] | None = None) -> None:
     """Validate a GT document: verdicts on its policy's scale (G1a's for formulas and unknown policies);
     ``registry``: the policies of ``ws`` when the caller has them (a scan reads them once)."""
@@ -239,7 +242,30 @@ def _check(payload: dict[str, Any], layout: str, path: str | Path, ws: Workspace
                 raise DataError("an incident needs a severity", path=path, field=f"{where}.incidents[{i}]")
 
 
-def read_gt_file(path: str | Path, ws: Workspace | None = None,
+def gt_records(payload: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """A GT document (either layout, already validated) as the ``gt`` of ``core.metrics.score_results``.
+
+    ADDM documents are keyed by business_id (verdict, score, incidents, categories); xnot ones by
+    restaurant name (their records carry no business_id), so samples match them by ``name``.
+    """
+    layout = detect_layout(payload, "GT document")
+    out: dict[str, dict[str, Any]] = {}
+    for key, entry in payload["restaurants"].items():
+        if layout == "addm":
+            g = entry["ground_truth"]
+            out[str(key)] = {
+                "verdict": g["verdict"], "score": g.get("score"), "name": entry.get("name"),
+                "categories": entry.get("categories"), "n_reviews": entry.get("n_reviews"),
+                "incidents": [{"review_id": i.get("review_id"), "severity": i.get("severity"),
+                               "modifiers": list(i.get("modifiers") or [])} for i in g.get("incidents") or []],
+            }
+        else:
+            out[str(key)] = {**entry, "score": entry.get("final_risk_score", entry.get("score")), "name": key,
+                             "_keyed_by": "name"}
+    return out
+
+
+def read_gt_file(path: str | Path, ws: Workspace | None,
                  registry: Registry[Policy] | None = None) -> tuple[dict[str, Any], str]:
     """(document, layout) of a GT file, validated (policies of ``ws`` known by their scale)."""
     path = Path(path)
@@ -324,14 +350,15 @@ def resolve_gt_file(ws: Workspace, name: str | Path) -> Path:
     raise FileNotFoundError(f"no GT file {name!r}; see `python -m core gt list`")
 
 
-def load_gt_file(path: str | Path, *, restaurants: pl.DataFrame | None = None) -> pl.DataFrame:
+def load_gt_file(path: str | Path, ws: Workspace | None, *, restaurants: pl.DataFrame | None = None) -> pl.DataFrame:
     """A GT file (either layout) as a frame: business_id, name, k, verdict, score, n_incidents,
     incidents, definition, layout; plus cuisine_modifier (ADDM: bool) or every record field (xnot,
     where cuisine_modifier is the CUISINE_MODIFIER number and score is final_risk_score).
 
     xnot files are keyed by name: pass ``restaurants`` (business_id, name) to fill business_id.
+    Verdicts are checked against the scale of the file's policy as in force in ``ws``.
     """
-    payload, layout = read_gt_file(path)
+    payload, layout = read_gt_file(path, ws)
     rows = []
     for key, entry in payload["restaurants"].items():
         if layout == "addm":

@@ -226,6 +226,7 @@ class Policy:
     relevance_field: str | None = None  # when set, only judgments with this field true count
     origin: str = ""  # e.g. "ADDM G1/dietary/V2.yaml" for an imported policy
     incident_any: tuple[Match, ...] = ()  # when given, an incident must also match one of these
+    replaces_builtin: bool = False  # a workspace policy in force instead of the built-in of its id
 
     def __post_init__(self) -> None:
         # Deeply immutable: tables are read-only mappings (issue 10), everything else tuples.

@@ -212,7 +212,7 @@ def compute_policy_gt_frame(
         base_points, modifiers, total_points}), policy_id, formula_version (+ reference_year);
         sorted by (k, name).
     """
-    p = get_policy(policy) if isinstance(policy, str) else policy
+    p = get_policy(policy, None) if isinstance(policy, str) else policy  # a name is a built-in's
     klist = normalize_ks(ks)
     valid = prepare_judgments(judgments, (), check_keys=False)  # keys: checked in the aggregation paths
     rest = prepare_restaurants(restaurants)

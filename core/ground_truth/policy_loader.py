@@ -1,6 +1,7 @@
 """Loading policy definitions (with ``extends``), validated: the package's ``core/policy_data``
 and a workspace's ``policies/`` folder (e.g. policies imported from ADDM, see
-:mod:`core.ground_truth.addm_import`). A workspace policy cannot shadow a package policy.
+:mod:`core.ground_truth.addm_import`). A workspace policy with a built-in id replaces the
+built-in in that workspace (and says so: ``Policy.replaces_builtin``).
 
 A bad file is a :class:`core.errors.DataError` naming the file, line (YAML syntax) or field.
 """
@@ -8,6 +9,7 @@ A bad file is a :class:`core.errors.DataError` naming the file, line (YAML synta
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
@@ -29,14 +31,11 @@ from core.ground_truth.policies import (
     norm,
 )
 from core.registry import Registry
-from core.workspace import Workspace
 
 if TYPE_CHECKING:
-    from core.registry import Registry
     from core.workspace import Workspace
 
 POLICY_DIR = Path(__file__).resolve().parent.parent / "policy_data"
-WORKSPACE_POLICIES = "policies"
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -201,40 +200,45 @@ def _stamp(folder: Path) -> tuple:
     return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
 
 
-def workspace_policy_dir(ws: Workspace | None = None) -> Path:
-    """``policies/`` of ``ws`` (default: the workspace of the settings)."""
-    return (ws or Workspace.resolve()).root / WORKSPACE_POLICIES
+def policy_registry(ws: Workspace | None) -> Registry[Policy]:
+    """Every policy in force in ``ws``: the package's, with the workspace's ``policies/`` added.
 
-
-def policy_registry(ws: Workspace | None = None) -> Registry[Policy]:
-    """Every policy: the package's, then the workspace's ``policies/`` (default workspace: settings)."""
+    A workspace policy whose id is a built-in one replaces it in that workspace (its
+    ``replaces_builtin`` is set, so lists and pickers can say so); the package's own files are
+    never changed. ``ws=None`` means the package's policies only: a caller always says which.
+    """
     reg: Registry[Policy] = Registry("policy")
+    own: dict[str, Policy] = {}
+    if ws is not None:
+        folder = ws.policies_dir
+        stamp = _stamp(folder)
+        own = {i: _load(i, str(folder), stamp) for i in _ids(folder)}
     for i in _ids(POLICY_DIR):
-        reg.add(_load(i, str(POLICY_DIR)))
-    folder = workspace_policy_dir(ws)
-    stamp = _stamp(folder)
-    for i in _ids(folder):
-        if i not in reg:
-            reg.add(_load(i, str(folder), stamp))
+        reg.add(replace(own.pop(i), replaces_builtin=True) if i in own else _load(i, str(POLICY_DIR)))
+    for policy in own.values():
+        reg.add(policy)
     return reg
 
 
-def get_policy(policy_id: str, *, folder: Path | None = None, ws: Workspace | None = None) -> Policy:
-    """The policy ``policy_id`` from ``folder``, or the package and the workspace; unknown → UnknownNameError."""
-    if folder is not None:
-        return _load(policy_id, str(folder), _stamp(folder))
-    if (POLICY_DIR / f"{policy_id}.yaml").exists():
-        return _load(policy_id, str(POLICY_DIR))
+def get_policy(policy_id: str, ws: Workspace | None) -> Policy:
+    """The policy ``policy_id`` in force in ``ws`` (see :func:`policy_registry`); an unknown id is
+    an UnknownNameError listing the valid ones."""
+    if ws is None or not (ws.policies_dir / f"{policy_id}.yaml").exists():
+        if (POLICY_DIR / f"{policy_id}.yaml").exists():
+            return _load(policy_id, str(POLICY_DIR))
     return policy_registry(ws)[policy_id]
 
 
-def POLICY_IDS(folder: Path | None = None, *, ws: Workspace | None = None) -> list[str]:  # noqa: N802 - reads like the registries' dict keys
-    """The ids of the policies in ``folder``, or of the package and the workspace."""
-    if folder is not None:
-        return _ids(folder)
+def POLICY_IDS(ws: Workspace | None) -> list[str]:  # noqa: N802 - reads like the registries' dict keys
+    """The ids of the policies in force in ``ws`` (built-in ones first)."""
     return policy_registry(ws).names()
 
 
-def list_policies(task: str | None = None, *, ws: Workspace | None = None) -> list[Policy]:
-    """Every policy, optionally only those of ``task``."""
+def builtin_policy_ids() -> list[str]:
+    """The ids of the package's own policies (``core/policy_data``)."""
+    return _ids(POLICY_DIR)
+
+
+def list_policies(ws: Workspace | None, task: str | None = None) -> list[Policy]:
+    """Every policy in force in ``ws``, optionally only those of ``task``."""
     return [p for p in policy_registry(ws).values() if task is None or p.task == task]

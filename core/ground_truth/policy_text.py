@@ -2,7 +2,7 @@
 per-K thresholds, points, modifiers and recency.
 
 >>> from core.ground_truth.policy_loader import get_policy
->>> doc = describe_policy(get_policy("G1_allergy_V2"))
+>>> doc = describe_policy(get_policy("G1_allergy_V2", None))
 >>> doc["verdicts"], doc["rules"][0]["conditions"][0]["threshold"]
 (['Low Risk', 'High Risk', 'Critical Risk'], 'score ≥ 8')
 """
@@ -37,6 +37,7 @@ def describe_policy(policy: Policy) -> dict[str, Any]:
              for r in policy.rules]
     doc: dict[str, Any] = {
         "policy_id": policy.policy_id, "task": policy.task, "title": policy.title, "origin": policy.origin,
+        "replaces_builtin": policy.replaces_builtin,
         "verdicts": list(policy.verdicts), "default_verdict": policy.default_verdict,
         "severity_field": policy.severity_field, "relevance_field": policy.relevance_field,
         "incident_when": {n: list(v) for n, v in policy.incident_when},
@@ -53,6 +54,8 @@ def describe_policy(policy: Policy) -> dict[str, Any]:
     lines = [f"{policy.policy_id} ({policy.task}): {policy.title}", f"verdicts (lowest first): {' < '.join(policy.verdicts)}"]
     if policy.origin:
         lines.append(f"origin: {policy.origin}")
+    if policy.replaces_builtin:
+        lines.append("this workspace's own policy, in force here instead of the built-in policy of the same id")
     if policy.relevance_field:
         lines.append(f"only judgments with {policy.relevance_field} = true count")
     if policy.has_scoring:

@@ -133,7 +133,7 @@ def _fields(review: Mapping[str, Any], names: tuple[str, ...] | None = None) -> 
 
 def _task_fields(task: str) -> tuple[str, ...] | None:
     try:
-        return get_task(task).field_names
+        return get_task(task, None).field_names  # built-in tasks; another shows every judgment column
     except UnknownNameError:  # an unregistered task just shows every non-metadata column
         return None
 
@@ -179,7 +179,7 @@ def trace_gt(
         constants: what-if constants (formulas only).
         texts: idx → full review text, shown with each contributing review.
     """
-    definition = get_definition(formula)
+    definition = get_definition(formula, None)
     if not isinstance(definition, Formula):
         (k,) = normalize_ks([k])
         return _trace_policy(judgments, restaurants, business_id, definition, k, texts)
@@ -355,7 +355,7 @@ def explain_k_change(
     texts: Mapping[int, str] | None = None,
 ) -> KChange:
     """The reviews between two K and the primitives they move (before/after values)."""
-    definition_task = get_definition(formula).task
+    definition_task = get_definition(formula, None).task
     before = _flatten(trace_gt(judgments, restaurants, business_id, formula, k_from, constants=constants, texts=texts))
     after = _flatten(trace_gt(judgments, restaurants, business_id, formula, k_to, constants=constants, texts=texts))
     lo, hi = sorted([k_from, k_to], key=lambda k: float("inf") if k is None else k)
@@ -400,7 +400,7 @@ def _score_effects(
         parts.append(base.vstack(mine.filter(pl.col("idx") == i)).with_columns(pl.lit(f"{business_id}#{i}").alias("business_id")))
     rest = _restaurant(restaurants, business_id)
     rests = pl.concat([rest] + [rest.with_columns(pl.lit(f"{business_id}#{i}").alias("business_id")) for i in idxs])
-    definition = get_definition(formula)
+    definition = get_definition(formula, None)
     if isinstance(definition, Formula):
         frame = compute_gt_frame(pl.concat(parts, how="diagonal_relaxed"), rests, definition, [None],
                                  constants=constants, rounded=False)

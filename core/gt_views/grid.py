@@ -15,7 +15,6 @@ import polars as pl
 
 from core.ground_truth import VERDICTS, Formula, Policy, get_definition, gt_filename, k_label
 from core.ground_truth.export import gt_payload, with_addm_columns
-from core.workspace import Workspace
 
 SORTS = ("Highest score", "Most verdict changes", "Name")
 HIDDEN_COLUMNS = ("formula_version", "dataset", "task", "judge", "judgments_sha256", "incidents", "policy_id", "categories",
@@ -214,7 +213,7 @@ def trace_urls(dataset: str, task: str, definition: str, k: int | None, business
 
 def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list[tuple[str, float]]:
     """(verdict, lowest score giving it) of a formula or point policy, ascending; [] for rule policies."""
-    d = get_definition(definition)
+    d = get_definition(definition, None)
     if isinstance(d, Formula):
         c = d.resolve_constants(constants)
         return [(VERDICTS[1], float(c["HIGH_THRESHOLD"])), (VERDICTS[2], float(c["CRITICAL_THRESHOLD"]))]
@@ -234,7 +233,7 @@ def score_thresholds(definition: Any, ks: Sequence[int | None], constants: dict[
     >>> score_thresholds("v1", [25, None]).select("verdict", "op", "k_label", "y").rows()[:2]
     [('High Risk', '≥', '25', 4.0), ('High Risk', '≥', 'all', 4.0)]
     """
-    d = get_definition(definition)
+    d = get_definition(definition, None)
     labels = [k_label(k) for k in ks]
     lines: list[tuple[str, str, list[float]]] = []
     if isinstance(d, Formula):
@@ -253,16 +252,14 @@ def score_thresholds(definition: Any, ks: Sequence[int | None], constants: dict[
     return pl.DataFrame(rows, schema=schema)
 
 
-def is_scored(definition: Any, ws: Workspace | None = None) -> bool:
+def is_scored(definition: Formula | Policy) -> bool:
     """True for a formula or a policy with points; False for a rule policy, whose score is always 0."""
-    d = get_definition(definition, ws)
-    return isinstance(d, Formula) or bool(d.has_scoring)
+    return isinstance(definition, Formula) or bool(definition.has_scoring)
 
 
-def verdict_scale(definition: Any, ws: Workspace | None = None) -> tuple[str, ...]:
+def verdict_scale(definition: Formula | Policy) -> tuple[str, ...]:
     """The ordered verdict scale (lowest first) of a formula or policy."""
-    d = get_definition(definition, ws)
-    return VERDICTS if isinstance(d, Formula) else d.verdicts
+    return VERDICTS if isinstance(definition, Formula) else definition.verdicts
 
 
 def export_document(frame: pl.DataFrame, *, task: str, definition: str | Formula | Policy, k: int | None, layout: str,
@@ -279,7 +276,7 @@ def export_document(frame: pl.DataFrame, *, task: str, definition: str | Formula
     rows = frame.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
     if rows.height == 0:
         raise ValueError(f"no GT rows at K={k_label(k)}")
-    d = get_definition(definition)
+    d = get_definition(definition, None)
     if layout == "addm" and isinstance(d, Formula):
         if judgments is None or restaurants is None:
             raise ValueError("the ADDM layout of a formula GT needs the judgments and the restaurants "

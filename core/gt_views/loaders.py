@@ -18,7 +18,6 @@ from core.ground_truth import (
     Formula,
     compute_gt_frame,
     compute_policy_gt_frame,
-    get_definition,
     judgments_sha256,
     list_formulas,
     list_policies,
@@ -69,17 +68,17 @@ def data_stamp(ws: Workspace, dataset: str, task: str) -> Stamp:
     return tuple(out)
 
 
-def definitions(task: str, ws: Workspace | None = None) -> list[str]:
+def definitions(task: str, ws: Workspace | None) -> list[str]:
     """Names of the task's formulas (v1, v2) then policies (G1_allergy_V2 …, and the workspace's)."""
-    return [f.name for f in list_formulas(task)] + [p.policy_id for p in list_policies(task, ws=ws)]
+    return [f.name for f in list_formulas(task)] + [p.policy_id for p in list_policies(ws, task)]
 
 
-def describe(definition: str | Formula | Policy, ws: Workspace | None = None) -> str:
-    """One line about a formula or policy."""
-    d = get_definition(definition, ws)
-    if isinstance(d, Formula):
-        return d.description
-    return f"{d.title} (policy {d.policy_id} v{d.version})"
+def describe(definition: Formula | Policy) -> str:
+    """One line about a formula or policy (a workspace's policy that replaces a built-in says so)."""
+    if isinstance(definition, Formula):
+        return definition.description
+    replaces = "; this workspace's own, in force instead of the built-in" if definition.replaces_builtin else ""
+    return f"{definition.title} (policy {definition.policy_id} v{definition.version}{replaces})"
 
 
 def parse_ks(values: Sequence[Any] | str) -> list[int | None]:
@@ -133,7 +132,7 @@ def compute_frame(inputs: GTInputs, definition: str | Formula | Policy, ks: Sequ
     """GT of every restaurant at every K (a what-if when ``changes`` are given), with ``score``
     and the provenance columns dataset, task, judge, judgments_sha256. ``reference_year``: the
     recency reference of a policy that sets none (the dataset's newest review year, as the CLI)."""
-    d, constants = whatif_definition(definition, changes)
+    d, constants = whatif_definition(definition, changes, None)
     if isinstance(d, Formula):
         frame = compute_gt_frame(inputs.judgments, inputs.restaurants, d, list(ks), constants=constants)
     else:

@@ -69,7 +69,7 @@ def confusion(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any]) -> np.n
 
 
 def _fields_frame(ws: Workspace, dataset: str, task: str, judge: str) -> pl.DataFrame:
-    spec = get_task(task)
+    spec = get_task(task, ws)
     df = load_judgments(ws, dataset, task, judge)
     return df.select("business_id", "idx", "review_id", "name", *spec.field_names)
 
@@ -124,8 +124,8 @@ def compare_verdicts(ws: Workspace, dataset: str, task: str, a: str, b: str, def
                      ks: Sequence[int | None], *, frames: tuple[pl.DataFrame, pl.DataFrame] | None = None,
                      ) -> list[dict[str, Any]]:
     """For each K: verdict agreement, confusion, mean |score A − score B|, differing restaurants."""
-    spec = get_task(task)
-    verdicts = list(getattr(get_definition(definition), "verdicts", None) or spec.verdict_scale)
+    spec = get_task(task, ws)
+    verdicts = list(getattr(get_definition(definition, ws), "verdicts", None) or spec.verdict_scale)
     ja = load_judgments(ws, dataset, task, a)
     jb = load_judgments(ws, dataset, task, b)
     fa, fb = frames or (ja, jb)
@@ -166,7 +166,7 @@ def compare_judges(ws: Workspace, dataset: str, task: str, a: str, b: str, *,
     """
     if a == b:
         raise ValueError(f"compare two different judges (both are {a!r})")
-    spec = get_task(task)
+    spec = get_task(task, ws)
     fa, fb = _fields_frame(ws, dataset, task, a), _fields_frame(ws, dataset, task, b)
     enums = {f.name: list(f.values) for f in spec.fields}
     report: dict[str, Any] = {
@@ -175,11 +175,11 @@ def compare_judges(ws: Workspace, dataset: str, task: str, a: str, b: str, *,
         **compare_fields(fa, fb, spec.field_names, enums),
     }
     klist = normalize_ks(ks)
-    names = list(definitions) if definitions else _definitions_of(task)
+    names = list(definitions) if definitions else _definitions_of(ws, task)
     report["verdicts"] = [row for name in names
                           for row in compare_verdicts(ws, dataset, task, a, b, name, klist, frames=(fa, fb))]
     return report
 
 
-def _definitions_of(task: str) -> list[str]:
-    return [f.name for f in list_formulas(task)] + [p.name for p in list_policies(task)]
+def _definitions_of(ws: Workspace, task: str) -> list[str]:
+    return [f.name for f in list_formulas(task)] + [p.name for p in list_policies(ws, task)]

@@ -195,7 +195,7 @@ def low_confidence(ws: Any, dataset: str, task: str, judge: str, threshold: floa
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    spec = get_task(task)
+    spec = get_task(task, ws)
     log = latest(read_log(ws, dataset, task, judge))
     df = log.select(
         "business_id", "review_id", "idx",

@@ -6,13 +6,16 @@ offline ``heuristic`` model or an :class:`core.llm.AsyncLLM` for any OpenAI-comp
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.llm import OFFLINE_MODEL, AsyncLLM, ResponseCache, get_endpoint
 from core.methods import amos, baselines, direct, rag
 from core.methods.base import Method, MethodContext, Request, RestaurantInput, prompt_template
 from core.methods.offline import OfflineModel
 from core.registry import Registry
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 METHODS: Registry[Method] = Registry("method")
 METHODS.add(Method("direct", "all K reviews and the policy in one prompt; one answer in the contract", True,
@@ -29,12 +32,14 @@ METHODS.add(Method("random", "baseline without LLM: seeded random verdict", Fals
 
 
 def make_model(
-    model: str, *, endpoint: str | None = None, cache: ResponseCache | None = None, concurrency: int = 8,
+    model: str, ws: Workspace | None, *, endpoint: str | None = None, cache: ResponseCache | None = None,
+    concurrency: int = 8,
     seed: int | None = None, timeout: float | None = None, max_retries: int | None = None,
 ) -> Any:
-    """The offline model for ``heuristic``, else an :class:`AsyncLLM` on the named endpoint."""
+    """The offline model for ``heuristic`` (reading the tasks and policies of ``ws``), else an
+    :class:`AsyncLLM` on the named endpoint."""
     if model == OFFLINE_MODEL:
-        return OfflineModel()
+        return OfflineModel(ws)
     return AsyncLLM(model, endpoint=get_endpoint(endpoint), cache=cache, concurrency=concurrency, seed=seed,
                     timeout=timeout, max_retries=max_retries)
 

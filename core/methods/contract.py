@@ -54,7 +54,7 @@ def verdict_scale(policy: Policy) -> tuple[str, ...]:
     """The policy's verdicts, lowest first.
 
     >>> from core.ground_truth.policy_loader import get_policy
-    >>> verdict_scale(get_policy("G1_allergy_V2"))
+    >>> verdict_scale(get_policy("G1_allergy_V2", None))
     ('Low Risk', 'High Risk', 'Critical Risk')
     """
     declared = getattr(policy, "verdicts", None)

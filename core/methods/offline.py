@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.ground_truth.policy_loader import get_policy
 from core.judging.heuristic import judge_text
@@ -26,20 +26,25 @@ from core.llm import OFFLINE_MODEL, CallResult, Completion, UsageTotals
 from core.methods.contract import contract_from_judgments, parse_restaurant_prompt, verbatim_snippet
 from core.tasks import get_task
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 NOTE = "offline heuristic model (deterministic rules, no LLM)"
 _QUOTED = re.compile(r'"""\n(.*)\n"""', re.S)
 
 
-def answer_for(messages: list[dict[str, Any]], response_format: dict[str, Any] | None) -> dict[str, Any]:
-    """The offline model's answer (a JSON object) to one request of a method."""
+def answer_for(messages: list[dict[str, Any]], response_format: dict[str, Any] | None,
+               ws: Workspace | None = None) -> dict[str, Any]:
+    """The offline model's answer (a JSON object) to one request of a method; the task and policy
+    the prompt names are those in force in ``ws`` (None: the built-in ones)."""
     name = ((response_format or {}).get("json_schema") or {}).get("name", "")
     prompt = str(messages[-1].get("content") or "")
     if name.startswith("contract"):
-        answer = OfflineModel._contract(prompt)
+        answer = _contract(prompt, ws)
     elif name.startswith("amos_spec"):
-        answer = OfflineModel._spec(prompt)
+        answer = _spec(prompt, ws)
     else:
-        answer = OfflineModel._judgment(prompt, name)
+        answer = _judgment(prompt, name, ws)
     answer["offline"] = True
     return answer
 
@@ -52,7 +57,8 @@ class OfflineModel:
     base_url = "offline"
     concurrency = 1
 
-    def __init__(self) -> None:
+    def __init__(self, ws: Workspace | None) -> None:
+        self.ws = ws
         self.totals = UsageTotals()
 
     def is_cached(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> bool:
@@ -66,37 +72,38 @@ class OfflineModel:
 
     async def complete(self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None) -> CallResult:
         started = time.perf_counter()
-        answer = answer_for(messages, response_format)
+        answer = answer_for(messages, response_format, self.ws)
         content = json.dumps(answer, ensure_ascii=False)
         self.totals.add(Completion(content, OFFLINE_MODEL, 0, 0, 0.0))
         return CallResult(content, answer, None, OFFLINE_MODEL, 0, 0, 0.0,
                           (time.perf_counter() - started) * 1000, offline=True)
 
-    @staticmethod
-    def _contract(prompt: str) -> dict[str, Any]:
-        head, reviews = parse_restaurant_prompt(prompt)
-        task, policy = get_task(head["Task ID"]), get_policy(head["Policy ID"])
-        judgments = []
-        for r in reviews:
-            fields, excerpt, _ = judge_text(r["text"]) if task.task_id == "G1a" else ({}, "", None)
-            judgments.append({**r, **fields, "snippet": verbatim_snippet(r["text"], excerpt)})
-        return contract_from_judgments(judgments, task=task, policy=policy,
-                                       categories=head.get("Categories"), note=NOTE)
 
-    @staticmethod
-    def _spec(prompt: str) -> dict[str, Any]:
-        head, _ = parse_restaurant_prompt(prompt)
-        task = get_task(head["Task ID"])
-        return {"keywords": list(task.keywords),
-                "fields": [{"name": f.name, "values": list(f.values)} for f in task.fields],
-                "incident_definition": f"{NOTE}: the task's own keywords and fields"}
 
-    @staticmethod
-    def _judgment(prompt: str, schema_name: str) -> dict[str, Any]:
-        match = _QUOTED.search(prompt)
-        text = match.group(1) if match else prompt
-        task = get_task(schema_name.split("_judgment_")[0]) if "_judgment_" in schema_name else None
-        if task is not None and task.task_id != "G1a":
-            return {**{f.name: f.values[0] for f in task.fields}, "excerpt": ""}
-        fields, excerpt, _ = judge_text(text)
-        return {**fields, "excerpt": excerpt}
+def _contract(prompt: str, ws: Workspace | None) -> dict[str, Any]:
+    head, reviews = parse_restaurant_prompt(prompt)
+    task, policy = get_task(head["Task ID"], ws), get_policy(head["Policy ID"], ws)
+    judgments = []
+    for r in reviews:
+        fields, excerpt, _ = judge_text(r["text"]) if task.task_id == "G1a" else ({}, "", None)
+        judgments.append({**r, **fields, "snippet": verbatim_snippet(r["text"], excerpt)})
+    return contract_from_judgments(judgments, task=task, policy=policy,
+                                   categories=head.get("Categories"), note=NOTE)
+
+
+def _spec(prompt: str, ws: Workspace | None) -> dict[str, Any]:
+    head, _ = parse_restaurant_prompt(prompt)
+    task = get_task(head["Task ID"], ws)
+    return {"keywords": list(task.keywords),
+            "fields": [{"name": f.name, "values": list(f.values)} for f in task.fields],
+            "incident_definition": f"{NOTE}: the task's own keywords and fields"}
+
+
+def _judgment(prompt: str, schema_name: str, ws: Workspace | None) -> dict[str, Any]:
+    match = _QUOTED.search(prompt)
+    text = match.group(1) if match else prompt
+    task = get_task(schema_name.split("_judgment_")[0], ws) if "_judgment_" in schema_name else None
+    if task is not None and task.task_id != "G1a":
+        return {**{f.name: f.values[0] for f in task.fields}, "excerpt": ""}
+    fields, excerpt, _ = judge_text(text)
+    return {**fields, "excerpt": excerpt}

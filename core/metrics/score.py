@@ -3,20 +3,19 @@
 GT comes as ``{business_id: {verdict, score?, incidents?: [{review_id, severity, modifiers}],
 categories?}}`` (:func:`load_gt` reads an ADDM or xnot GT file into it) or, without it, from each
 sample's ``gt_verdict``. The policy (points, modifiers, thresholds, cuisine rule) is the one GT
-uses, by the run's ``policy_id`` (default ``G1_allergy_V2``).
+uses: the caller passes the run's policy as in force in its workspace (:func:`resolve_policy`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.errors import UnknownNameError
-from core.ground_truth.formulas import VERDICTS
-from core.ground_truth.gt_files import read_gt_file
+from core.ground_truth.formulas import FORMULAS, VERDICTS
+from core.ground_truth.gt_files import gt_records, read_gt_file
 from core.ground_truth.policies import Policy
 from core.ground_truth.policy_loader import get_policy
 from core.metrics.bootstrap import COUNT_COLUMNS, SampleTable, bootstrap_intervals
@@ -36,16 +35,30 @@ from core.metrics.process import (
 )
 from core.metrics.ranking import ordinal_auprc, verdict_ordinals
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 DEFAULT_POLICY = "G1_allergy_V2"
 RANKING_SOURCES = ("risk_score", "scoring_trace.total_score", "verdict ordinal")
 
 
-def resolve_policy(policy_id: str | None) -> Policy:
-    """The run's policy; a run made under a formula (e.g. xnot "v1") is checked with G1_allergy_V2."""
-    try:
-        return get_policy(policy_id or DEFAULT_POLICY)
-    except UnknownNameError:
-        return get_policy(DEFAULT_POLICY)
+def resolve_policy(policy_id: str | None, ws: Workspace | None) -> Policy:
+    """The policy a run is scored with: its ``policy_id`` as in force in ``ws``.
+
+    A run made under a formula (xnot's ``v1``, ``v2`` or a what-if of them) and a run that names no
+    policy are checked with the built-in G1_allergy_V2 (README, Metrics). Any other unknown id is
+    an UnknownNameError listing the valid ones: a run is never scored with a policy it did not name.
+
+    >>> resolve_policy("v1", None).policy_id, resolve_policy(None, None).policy_id
+    ('G1_allergy_V2', 'G1_allergy_V2')
+    >>> resolve_policy("G1_allergy_V9", None)
+    Traceback (most recent call last):
+    ...
+    core.errors.UnknownNameError: unknown policy 'G1_allergy_V9'; valid: G1_allergy_V0, G1_allergy_V1, G1_allergy_V2, G1_allergy_V3
+    """
+    if not policy_id or policy_id.split("+")[0] in FORMULAS:
+        return get_policy(DEFAULT_POLICY, None)
+    return get_policy(policy_id, ws)
 
 
 def verdict_scale(policy: Policy) -> tuple[str, ...]:
@@ -92,27 +105,15 @@ def ranking_scores(samples: Sequence[Mapping[str, Any]], scale: Sequence[str]) -
     return np.nan_to_num(ords, nan=0.0), {"source": RANKING_SOURCES[2], "n_missing": missing}
 
 
-def load_gt(path: str | Path) -> dict[str, dict[str, Any]]:
-    """An ADDM or xnot GT file as the ``gt`` argument of :func:`score_results`.
+def load_gt(path: str | Path, ws: Workspace | None) -> dict[str, dict[str, Any]]:
+    """An ADDM or xnot GT file as the ``gt`` argument of :func:`score_results` (its verdicts
+    checked against its policy's scale as in force in ``ws``).
 
     ADDM files are keyed by business_id (verdict, score, incidents, categories); xnot files by
     restaurant name (their records carry no business_id), so samples match them by ``name``.
     """
-    payload, layout = read_gt_file(path)
-    out: dict[str, dict[str, Any]] = {}
-    for key, entry in payload["restaurants"].items():
-        if layout == "addm":
-            g = entry["ground_truth"]
-            out[str(key)] = {
-                "verdict": g["verdict"], "score": g.get("score"), "name": entry.get("name"),
-                "categories": entry.get("categories"), "n_reviews": entry.get("n_reviews"),
-                "incidents": [{"review_id": i.get("review_id"), "severity": i.get("severity"),
-                               "modifiers": list(i.get("modifiers") or [])} for i in g.get("incidents") or []],
-            }
-        else:
-            out[str(key)] = {**entry, "score": entry.get("final_risk_score", entry.get("score")), "name": key,
-                             "_keyed_by": "name"}
-    return out
+    payload, _ = read_gt_file(path, ws)
+    return gt_records(payload)
 
 
 def _gt_for(sample: Mapping[str, Any], gt: Mapping[str, Mapping[str, Any]] | None) -> Mapping[str, Any] | None:
@@ -129,7 +130,7 @@ def score_results(
     *,
     gt: dict[str, dict] | None = None,
     review_texts: dict[str, str] | None = None,
-    policy_id: str | None = None,
+    policy: Policy | str | None = None,
     n_boot: int = 1000,
     seed: int = 0,
 ) -> dict:
@@ -145,7 +146,9 @@ def score_results(
         gt: business_id (or restaurant name) → GT record; None uses each sample's ``gt_verdict``.
         review_texts: review_id → text of the restaurants' first K reviews (snippet validity and
             which claimed incidents are valid); None leaves snippet validity null.
-        policy_id: the policy to recompute verdicts with (default: the run's, else G1_allergy_V2).
+        policy: the policy to recompute verdicts with: the run's as resolved in its workspace by
+            :func:`resolve_policy`; a name or None is resolved among the built-ins (None: the
+            run's ``policy_id``).
         n_boot: bootstrap resamples (0 skips intervals).
         seed: seed of the resampling.
     """
@@ -156,7 +159,8 @@ def score_results(
         if not isinstance(s, Mapping) or "business_id" not in s:
             raise ValueError(f"results[{i}] must be an object with business_id (SPEC §4.2)")
     out["results"] = [dict(s) for s in results["results"]]
-    policy = resolve_policy(policy_id or out.get("policy_id"))
+    if not isinstance(policy, Policy):
+        policy = resolve_policy(policy or out.get("policy_id"), None)
     scale = verdict_scale(policy)
     samples: list[dict[str, Any]] = out["results"]
     scored, gt_rows = [], {}

@@ -30,7 +30,7 @@ def synthetic_run(
     run_id: str | None = None, policy_id: str = "G1_allergy_V2",
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]], dict[str, str]]:
     """(results, gt, review_texts) for ``n`` synthetic restaurants (same ``seed`` → same GT)."""
-    policy = get_policy(policy_id)
+    policy = get_policy(policy_id, None)
     gt_rng = np.random.default_rng(seed)
     rng = np.random.default_rng([seed, zlib.crc32(method.encode()), int(noise * 1000), k])
     gt: dict[str, dict[str, Any]] = {}

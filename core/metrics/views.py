@@ -9,15 +9,18 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from core.metrics.bootstrap import paired_differences
 from core.metrics.process import PROCESS_WEIGHTS, claimed_incidents, evidences_of, snippet_valid
 from core.metrics.ranking import verdict_ordinals
-from core.metrics.score import ranking_scores, resolve_policy, sample_table
+from core.metrics.score import ranking_scores, sample_table
 from core.metrics.summary import COMPONENT_NAMES, TARGET
+
+if TYPE_CHECKING:
+    from core.ground_truth.policies import Policy
 
 HEADLINE_ROWS = (("AUPRC", "ordinal_auprc", "auprc", 100.0), ("Process", "process_score", "process_score", 1.0),
                  ("Consistency", "consistency_score", "consistency_score", 1.0), ("Accuracy", "accuracy", None, 100.0))
@@ -128,14 +131,16 @@ def samples(scored: Mapping[str, Any]) -> pl.DataFrame:
         "correct": pl.Boolean, "error": pl.Utf8, "tokens": pl.Int64, "cost_usd": pl.Float64})
 
 
-def sample_detail(scored: Mapping[str, Any], business_id: str, review_texts: Mapping[str, str] | None = None) -> dict[str, Any]:
+def sample_detail(scored: Mapping[str, Any], business_id: str, review_texts: Mapping[str, str] | None = None, *,
+                  policy: Policy | None) -> dict[str, Any]:
     """Everything the drilldown shows for one restaurant: the sample, its evidence (with whether its
-    review is a GT incident and its snippet occurs), GT's incidents, the recomputed verdict."""
+    review is a GT incident and its snippet occurs), GT's incidents, the verdict recomputed with
+    ``policy`` (the run's, as :func:`core.metrics.score.resolve_policy` gives it; None when the
+    workspace no longer has it: only what the scored run stored is shown)."""
     sample = next(s for s in scored.get("results") or [] if str(s.get("business_id")) == business_id)
     full = scored.get("unified_metrics_full") or {}
     row: dict[str, Any] = next((r for r in (full.get("intermediate_metrics") or {}).get("per_sample") or []
                 if r["business_id"] == business_id), {})
-    policy = resolve_policy(scored.get("policy_id_used") or scored.get("policy_id"))
     evidences = evidences_of(sample.get("parsed")) or []
     gt_ids = {i["review_id"] for i in row.get("gt_incidents") or []}
     ev_rows = []
@@ -147,11 +152,12 @@ def sample_detail(scored: Mapping[str, Any], business_id: str, review_texts: Map
                         "judgement": ev.get("judgement"), "snippet": snippet,
                         "gt_incident": rid in gt_ids if row.get("gt_checked") else None,
                         "snippet_found": snippet_valid(snippet, text) if snippet and text is not None else None})
-    claims = claimed_incidents(evidences, policy)
-    recomputed = policy.score_incidents(claims, None)  # only when the stored run lacks it
+    claims = claimed_incidents(evidences, policy) if policy is not None else []
+    recomputed = policy.score_incidents(claims, None) if policy is not None else None  # when the run lacks it
     return {"sample": sample, "evidences": ev_rows, "claims": claims, "gt_incidents": row.get("gt_incidents"),
-            "matched": row.get("matched") or [], "recomputed_verdict": row.get("recomputed_verdict", recomputed.verdict),
-            "recomputed_score": row.get("recomputed_score", recomputed.score)}
+            "matched": row.get("matched") or [],
+            "recomputed_verdict": row.get("recomputed_verdict", recomputed.verdict if recomputed else None),
+            "recomputed_score": row.get("recomputed_score", recomputed.score if recomputed else None)}
 
 
 def highlight(text: str, snippets: Sequence[str]) -> str:

@@ -25,12 +25,10 @@ from core.llm import EndpointAuthError, LLMCallError
 from core.methods import METHODS
 from core.methods.base import RestaurantInput
 from core.progress import Progress, no_progress
-from core.runs.plan import SAMPLE_KEY, SAMPLES_FILE, RunPlan
+from core.runs.plan import SAMPLE_KEY, RunPlan
+from core.runs.records import CANCEL_FILE, CONFIG_FILE, SAMPLES_FILE, SPEC_FILE, STATUS_FILE
 from core.runs.results import finalize_results
 
-STATUS_FILE = "status.json"
-CONFIG_FILE = "config.json"
-CANCEL_FILE = "cancel.request"
 STATUS_EVERY = 0.5  # seconds between status.json rewrites
 
 
@@ -116,7 +114,7 @@ async def execute_run_async(
     state = RunState(plan, progress or no_progress, on_status)
     if method.prepare is not None:
         prepared = await method.prepare(ctx)
-        write_json_atomic(plan.run_dir / "spec.json", prepared)
+        write_json_atomic(plan.run_dir / SPEC_FILE, prepared)
     offline = bool(getattr(llm, "offline", False))
 
     async def work(r: RestaurantInput) -> dict[str, Any]:

@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError, WorkbenchError
-from core.files import read_json, sha256_file, write_json_atomic
+from core.files import read_json, sha256_file
 from core.metrics import score_results
-from core.metrics.io import write_run_summary
+from core.metrics.score import resolve_policy
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
-from core.runs.results import N_BOOT, RESULTS_FILE, validate_results
+from core.runs.records import write_results
+from core.runs.results import N_BOOT, validate_results
 from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
@@ -121,9 +122,8 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     converted["config"] = {**(converted.get("config") or {}), "origin": {
         "format": fmt, "file": str(source.resolve()), "sha256": sha256_file(source),
         "imported_at": stamp.isoformat(timespec="seconds")}}
-    converted = score_results(converted, gt=gt, policy_id=converted.get("policy_id"), n_boot=N_BOOT)
+    policy = resolve_policy(converted.get("policy_id"), ws)
+    converted = score_results(converted, gt=gt, policy=policy, n_boot=N_BOOT)
     validate_results(converted, str(source))
-    target = ws.runs_dir / rid / RESULTS_FILE
-    write_json_atomic(target, converted)
-    write_run_summary(target.parent, converted)
+    target = write_results(ws.runs_dir / rid, converted)
     return {"run_id": rid, "format": fmt, "n": len(converted["results"]), "path": str(target)}

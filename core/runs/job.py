@@ -23,7 +23,7 @@ def run_job(ws: Workspace, args: dict[str, Any], report: Report, should_stop: Sh
     else:
         config = RunConfig.from_dict(args["config"])
     plan = plan_run(config, ws, resume=bool(config.run_id))
-    llm = make_model(config.model, endpoint=config.endpoint, cache=workspace_cache(ws),
+    llm = make_model(config.model, ws, endpoint=config.endpoint, cache=workspace_cache(ws),
                      concurrency=config.concurrency, seed=None)
     report({"run_id": plan.run_id, "done": 0, "total": len(plan.restaurants)})
     status = execute_run(plan, llm, stop=should_stop, on_status=report)

@@ -19,9 +19,9 @@ import polars as pl
 from core.datasets import scan_restaurants, scan_reviews
 from core.errors import UnknownNameError, WorkbenchError
 from core.execution import finished_keys
-from core.files import sha256_file
-from core.ground_truth.gt_files import gt_filename, load_gt_file
+from core.ground_truth.policies import Policy
 from core.ground_truth.policy_loader import POLICY_IDS, get_policy
+from core.gt_lineage import describe as describe_gt
 from core.llm import (
     OFFLINE_MODEL,
     PRICES,
@@ -33,11 +33,12 @@ from core.llm import (
 )
 from core.methods import METHODS, MethodContext, RestaurantInput, make_model
 from core.methods.contract import evidence_fields, verdict_scale
+from core.runs.gt import RunGT, run_gt
+from core.runs.records import SAMPLES_FILE
 from core.settings import env
 from core.tasks import get_task, task_ids
 from core.workspace import Workspace, check_name
 
-SAMPLES_FILE = "samples.jsonl"
 SAMPLE_KEY = "business_id"
 KEYWORD_HIT = "task_keyword_hit"  # per review: any of the task's keywords (SPEC §2.2)
 
@@ -58,7 +59,7 @@ class RunConfig:
     concurrency: int = 8
     endpoint: str | None = None
     run_id: str | None = None
-    gt: str | None = None  # GT file; default gt/{dataset}/{task}/{policy}_K{k}_groundtruth.json
+    gt: str | None = None  # "computed" / None: from the workspace's judgments now; else a GT file (core.runs.gt)
     options: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -83,24 +84,34 @@ class RunPlan:
     config: RunConfig
     run_id: str
     restaurants: tuple[RestaurantInput, ...]
-    gt: dict[str, str]  # business_id -> GT verdict
-    gt_ref: dict[str, Any] | None
+    run_gt: RunGT  # the GT the run is scored against, with its lineage
     preflight: dict[str, Any]
     warnings: tuple[str, ...]
+
+    @property
+    def gt(self) -> dict[str, str]:
+        """business_id → GT verdict."""
+        return self.run_gt.verdicts
 
     @property
     def run_dir(self) -> Path:
         return self.ws.runs_dir / self.run_id
 
+    @property
+    def policy(self) -> Policy:
+        """The run's policy as in force in its workspace."""
+        return get_policy(self.config.policy, self.ws)
+
     def context(self, llm: Any) -> MethodContext:
-        policy = get_policy(self.config.policy)
-        task = get_task(self.config.task)
+        policy = self.policy
+        task = get_task(self.config.task, self.ws)
         return MethodContext(task=task, policy=policy, scale=verdict_scale(policy), evidence_fields=evidence_fields(task),
                              k=self.config.k, llm=llm, seed=self.config.seed, options=dict(self.config.options))
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "run_dir": str(self.run_dir), "config": self.config.as_dict(),
-                "n_samples": len(self.restaurants), "gt": self.gt_ref, "preflight": self.preflight,
+                "n_samples": len(self.restaurants), "gt": self.run_gt.lineage,
+                "gt_description": describe_gt(self.run_gt.lineage), "preflight": self.preflight,
                 "warnings": list(self.warnings)}
 
 
@@ -117,12 +128,14 @@ def check_config(ws: Workspace, config: RunConfig) -> None:
     datasets = ws.datasets()
     if config.dataset not in datasets:
         raise UnknownNameError("dataset", config.dataset, datasets)
-    if config.task not in task_ids():
-        raise UnknownNameError("task", config.task, task_ids())
-    if config.policy not in POLICY_IDS():
-        raise UnknownNameError("policy", config.policy, POLICY_IDS())
-    if get_policy(config.policy).task != config.task:
-        raise WorkbenchError(f"policy {config.policy} is for task {get_policy(config.policy).task}, not {config.task}")
+    tasks, policies = task_ids(ws), POLICY_IDS(ws)
+    if config.task not in tasks:
+        raise UnknownNameError("task", config.task, tasks)
+    if config.policy not in policies:
+        raise UnknownNameError("policy", config.policy, policies)
+    policy_task = get_policy(config.policy, ws).task
+    if policy_task != config.task:
+        raise WorkbenchError(f"policy {config.policy} is for task {policy_task}, not {config.task}")
     method = METHODS[config.method]
     if method.uses_llm and config.model != OFFLINE_MODEL:
         endpoint = get_endpoint(config.endpoint)  # unknown endpoint → lists the valid ones
@@ -165,7 +178,7 @@ def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput
                .collect().sort("business_id", "idx"))
     # the task's keyword match of every review, in one Aho-Corasick pass (SPEC §2.2: substring of the
     # lower-cased text); the keyword baseline and amos's filter read it instead of scanning again
-    keywords = [k.lower() for k in get_task(config.task).keywords]
+    keywords = [k.lower() for k in get_task(config.task, ws).keywords]
     reviews = reviews.with_columns(
         pl.col("text").fill_null("").str.to_lowercase().str.contains_any(keywords).alias(KEYWORD_HIT))
     by_id: dict[str, list[dict[str, Any]]] = {b: [] for b in chosen}
@@ -182,23 +195,6 @@ def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput
     return samples, warnings
 
 
-def load_gt(ws: Workspace, config: RunConfig) -> tuple[dict[str, str], dict[str, Any] | None, list[str]]:
-    """GT verdicts by business_id and the reference (file, sha256), or ({}, None, [warning])."""
-    path = Path(config.gt) if config.gt else ws.gt_dir / config.dataset / config.task / gt_filename(config.policy, config.k, "addm")
-    if not path.exists():
-        return {}, None, [f"no GT file {path.name} for {config.policy} at K={config.k}: samples get no gt_verdict "
-                          f"(make one with `python -m core gt --dataset {config.dataset} --task {config.task} "
-                          f"--formula {config.policy} --k {config.k}`)"]
-    rest = scan_restaurants(ws, config.dataset).select("business_id", "name").collect()
-    frame = load_gt_file(path, restaurants=rest)
-    gt = {b: v for b, v in zip(frame["business_id"].to_list(), frame["verdict"].to_list(), strict=True) if b}
-    try:
-        shown = str(path.resolve().relative_to(ws.root.resolve()))
-    except ValueError:
-        shown = str(path)
-    return gt, {"file": shown, "sha256": sha256_file(path), "policy_id": config.policy, "k": config.k}, []
-
-
 def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False) -> RunPlan:
     """Check ``config`` and plan the run (writes nothing). ``resume``: keep ``config.run_id``."""
     check_config(ws, config)
@@ -206,8 +202,8 @@ def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False) -> RunPl
         raise ValueError("resume needs the run id")
     run_id = config.run_id or new_run_id(config)
     samples, warnings = load_samples(ws, config)
-    gt, gt_ref, gt_warnings = load_gt(ws, config)
-    plan = RunPlan(ws, config, run_id, tuple(samples), gt, gt_ref, {}, tuple(warnings + gt_warnings))
+    gt = run_gt(ws, config.dataset, config.task, get_policy(config.policy, ws), config.k, config.gt)
+    plan = RunPlan(ws, config, run_id, tuple(samples), gt, {}, tuple(warnings) + gt.warnings)
     object.__setattr__(plan, "preflight", preflight(plan))
     return plan
 
@@ -228,7 +224,7 @@ def preflight(plan: RunPlan) -> dict[str, Any]:
     if out["offline"]:  # the offline model costs nothing: no need to build every request to count
         out["new_calls"] = None
         return out
-    llm = make_model(config.model, endpoint=config.endpoint, cache=workspace_cache(plan.ws))
+    llm = make_model(config.model, plan.ws, endpoint=config.endpoint, cache=workspace_cache(plan.ws))
     ctx = plan.context(llm)
     requests = list(method.prepare_requests(ctx)) if method.prepare_requests else []
     out["estimated"] = method.prepare is not None  # amos: the kept reviews depend on the compiled spec

@@ -7,23 +7,22 @@ with the run's GT file, the texts of the reviews the method saw and the run's po
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
 from core.errors import WorkbenchError
-from core.files import write_json_atomic
+from core.files import write_bytes_atomic
 from core.methods import METHODS
-from core.metrics import load_gt, score_results
-from core.metrics.io import write_run_summary
+from core.metrics import score_results
+from core.runs.records import GT_FILE, RESULTS_FILE, write_results
 
 if TYPE_CHECKING:
     from core.runs.plan import RunPlan
 
-RESULTS_FILE = "results.json"
 N_BOOT = 1000  # bootstrap resamples of the metrics' intervals (config option n_boot)
 SAMPLE_FIELDS = ("business_id", "name", "verdict", "risk_score", "parsed", "response", "gt_verdict", "correct",
                  "prompt_tokens", "completion_tokens", "cost_usd", "latency_ms", "llm_calls")
@@ -76,13 +75,10 @@ def validate_results(payload: Any, where: str = RESULTS_FILE) -> None:
 
 def _score(payload: dict[str, Any], plan: RunPlan) -> dict[str, Any]:
     """``payload`` with the metric fields of SPEC §4.2/§5 (``core.metrics.score_results``)."""
-    gt = None
-    if plan.gt_ref is not None:
-        path = Path(plan.gt_ref["file"])
-        gt = load_gt(path if path.is_absolute() else plan.ws.root / path)
+    gt = plan.run_gt.records
     texts = {rv["review_id"]: rv.get("text") or "" for r in plan.restaurants for rv in r.reviews}
     n_boot = int(plan.config.options.get("n_boot", N_BOOT))
-    scored: dict[str, Any] = score_results(payload, gt=gt, review_texts=texts, policy_id=plan.config.policy,
+    scored: dict[str, Any] = score_results(payload, gt=gt, review_texts=texts, policy=plan.policy,
                                            n_boot=n_boot, seed=plan.config.seed)
     return scored
 
@@ -101,7 +97,7 @@ def build_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status: d
         "model": config.model if uses_llm else "none (baseline)", "k": config.k, "n": len(results),
         "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
         "config": {**config.as_dict(), "dataset": config.dataset},
-        "gt": plan.gt_ref, "offline": (config.model == "heuristic") or not uses_llm,
+        "gt": plan.run_gt.lineage, "offline": (config.model == "heuristic") or not uses_llm,
         "accuracy": round(correct / len(judged), 6) if judged else None, "correct": correct, "total": len(judged),
         "errors": sum(1 for s in results if s.get("error")),
         "usage": {"prompt_tokens": sum(int(s.get("prompt_tokens") or 0) for s in results),
@@ -120,6 +116,10 @@ def finalize_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status
     """Build, validate and write ``runs/{run_id}/results.json``; returns the payload."""
     payload = build_results(plan, samples, status=status)
     validate_results(payload, str(plan.run_dir / RESULTS_FILE))
-    write_json_atomic(plan.run_dir / RESULTS_FILE, payload)
-    write_run_summary(plan.run_dir, payload)
+    snapshot = plan.run_gt.snapshot()
+    if snapshot is not None:  # the GT as it was, kept with the run (its lineage says where it came from)
+        write_bytes_atomic(plan.run_dir / GT_FILE, snapshot)
+        payload["gt"] = {**(payload["gt"] or {}), "snapshot": GT_FILE,
+                         "snapshot_sha256": hashlib.sha256(snapshot).hexdigest()}
+    write_results(plan.run_dir, payload)
     return payload

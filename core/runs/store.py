@@ -2,38 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from core.errors import DataError, WorkbenchError
+from core.errors import WorkbenchError
 from core.execution import read_log
-from core.files import read_json, write_text_atomic
+from core.files import write_text_atomic
 from core.locks import pid_alive
-from core.runs.execute import CANCEL_FILE, CONFIG_FILE, STATUS_FILE
-from core.runs.plan import SAMPLES_FILE, RunConfig
-from core.runs.results import RESULTS_FILE
-from core.workspace import Workspace, check_name
-
-
-def run_dir(ws: Workspace, run_id: str) -> Path:
-    """The folder of run ``run_id`` (the id is checked as a name)."""
-    return ws.runs_dir / check_name("run", run_id)
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    if not path.exists():
-        return None
-    try:
-        data = read_json(path)
-    except (DataError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
+from core.runs.plan import RunConfig
+from core.runs.records import (
+    CANCEL_FILE,
+    CONFIG_FILE,
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    STATUS_FILE,
+    read_record,
+    run_dir,
+)
+from core.workspace import Workspace
 
 
 def run_status(ws: Workspace, run_id: str) -> dict[str, Any]:
     """The run's status record; ``running`` with a dead process reads as ``interrupted``."""
     folder = run_dir(ws, run_id)
-    status = _read(folder / STATUS_FILE) or {}
+    status = read_record(folder / STATUS_FILE) or {}
     if (folder / RESULTS_FILE).exists() and status.get("status") in (None, "running"):
         status["status"] = "finished"
     if status.get("status") == "running" and not pid_alive(status.get("pid")):
@@ -50,10 +41,10 @@ def list_runs(ws: Workspace) -> list[dict[str, Any]]:
     for folder in ws.runs_dir.iterdir():
         if not folder.is_dir() or folder.name.startswith((".", "_")):
             continue
-        config = (_read(folder / CONFIG_FILE) or {}).get("config") or {}
+        config = (read_record(folder / CONFIG_FILE) or {}).get("config") or {}
         results = None
         if not config:
-            results = _read(folder / RESULTS_FILE) or {}
+            results = read_record(folder / RESULTS_FILE) or {}
             config = results.get("config") or {}
         status = run_status(ws, folder.name)
         rows.append({
@@ -75,8 +66,8 @@ def show_run(ws: Workspace, run_id: str) -> dict[str, Any]:
     if not folder.exists():
         raise WorkbenchError(f"no run {run_id!r} in {ws.runs_dir}; see `python -m core runs list`")
     out: dict[str, Any] = {"run_id": run_id, "run_dir": str(folder), "status": run_status(ws, run_id),
-                           "config": _read(folder / CONFIG_FILE)}
-    results = _read(folder / RESULTS_FILE)
+                           "config": read_record(folder / CONFIG_FILE)}
+    results = read_record(folder / RESULTS_FILE)
     if results is not None:
         out["results"] = {k: v for k, v in results.items() if k != "results"}
     return out
@@ -99,7 +90,7 @@ def cancel_run(ws: Workspace, run_id: str) -> dict[str, Any]:
 def resume_config(ws: Workspace, run_id: str) -> RunConfig:
     """The configuration of an unfinished run, to plan its resumption."""
     folder = run_dir(ws, run_id)
-    config = (_read(folder / CONFIG_FILE) or {}).get("config")
+    config = (read_record(folder / CONFIG_FILE) or {}).get("config")
     if not config:
         raise WorkbenchError(f"run {run_id!r} has no {CONFIG_FILE} in {folder}: it cannot be resumed")
     return RunConfig.from_dict({**config, "run_id": run_id})

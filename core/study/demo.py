@@ -90,7 +90,7 @@ def seed_study_demo(ws: Workspace, *, seed: int = 0, progress: Progress = no_pro
         progress(2, 5, "scorer")
         trained = model.train(data.consensus_examples(store, project), data.project_ratings(store, project),
                               seed=seed, cv=3, project=project.name, created_at=_START)
-        scorer_dir = model.save(trained, ws.root / "scorers" / SCORER_DIR)
+        scorer_dir = model.save(trained, ws.scorers_dir / SCORER_DIR)
         progress(3, 5, "study run")
         prompts = grid.build_grid(templates, factors, template_ids=["raise"], levels=DEMO_LEVELS)
         grid.write_grid(study_dir(ws, STUDY) / GRID_FILE, prompts)

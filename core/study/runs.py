@@ -32,7 +32,7 @@ RUN_FILE, SCORED_FILE, GRID_FILE = "run.jsonl", "run_scored.jsonl", "grid.jsonl"
 
 def study_dir(ws: Workspace, study: str) -> Path:
     """``studies/{study}`` of a workspace (the name is checked)."""
-    return ws.root / "studies" / check_name("study", study)
+    return ws.studies_dir / check_name("study", study)
 
 
 def run_dir(ws: Workspace, study: str, run_id: str) -> Path:
@@ -42,7 +42,7 @@ def run_dir(ws: Workspace, study: str, run_id: str) -> Path:
 
 def list_studies(ws: Workspace) -> list[str]:
     """Studies of a workspace, sorted."""
-    base = ws.root / "studies"
+    base = ws.studies_dir
     return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
 
 

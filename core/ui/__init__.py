@@ -18,8 +18,9 @@ from streamlit import dataframe_util
 from core.db import Database
 from core.labeling.render import escape_markdown
 from core.progress import Progress
-from core.settings import allowed_workspace, deployment_mode, workspace_dir
+from core.settings import deployment_mode
 from core.workspace import Workspace
+from core.workspace_choice import allowed_workspace, workspace_dir
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ Changes = tuple[tuple[str, float], ...]
 
 def variants_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
     """(file, mtime_ns, size) of every saved variant and workspace policy: the cache key of anything naming one."""
-    files = [*sorted(variants.variants_dir(ws).glob("*.json")), *sorted((ws.root / "policies").glob("*.yaml"))]
+    files = [*sorted(variants.variants_dir(ws).glob("*.json")), *sorted(ws.policies_dir.glob("*.yaml"))]
     return tuple((str(p.relative_to(ws.root)), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
 
 

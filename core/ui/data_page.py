@@ -115,7 +115,7 @@ def _trace_k(idx: int) -> str:
     return next((str(k) for k in TRACE_KS if idx < k), "all")
 
 
-def trace_formulas(ws: Workspace | None = None) -> dict[str, str]:
+def trace_formulas(ws: Workspace | None) -> dict[str, str]:
     """Each task's first formula or policy, in task order: what a review card's trace link opens
     (read once per page run, not once per card)."""
     return {task: gt_views.definitions(task, ws)[0] for task in task_ids(ws)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -64,7 +65,7 @@ def stamp(ws: Workspace) -> int:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _evaluate(root: str, set_name: str, source: str, method: str, gold_stamp: int) -> dict[str, Any]:
-    ws = Workspace.resolve(root)
+    ws = Workspace(Path(root))
     answers = None if source == EXPECTED else store.answers_path(ws, set_name, source)
     request = EvalRequest(store.set_files(ws, set_name), store.set_config(ws, set_name),
                           source=EXPECTED if answers is None else "answers", answers_path=answers, accuracy=method,
@@ -79,7 +80,7 @@ def evaluate(ws: Workspace, set_name: str, source: str, method: str) -> dict[str
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _must_include(root: str, set_name: str, gold_stamp: int) -> dict[str, list[str]]:
-    ws = Workspace.resolve(root)
+    ws = Workspace(Path(root))
     return {i.sample_id: list(i.must_include) for i in load_gold_files(store.set_files(ws, set_name))}
 
 
@@ -90,7 +91,7 @@ def must_include(ws: Workspace, set_name: str) -> dict[str, list[str]]:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _report(root: str, name: str, gold_stamp: int) -> dict[str, Any]:
-    return read_report(store.report_path(Workspace.resolve(root), name))
+    return read_report(store.report_path(Workspace(Path(root)), name))
 
 
 def report(ws: Workspace, name: str) -> dict[str, Any]:

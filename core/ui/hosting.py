@@ -35,10 +35,10 @@ from core.settings import (
     labels_url,
     rate_limit,
     redact,
-    workspace_dir,
 )
 from core.ui import auth
 from core.workspace import Workspace
+from core.workspace_choice import workspace_dir
 
 LOG = logging.getLogger("workbench.app")
 

@@ -27,13 +27,15 @@ import streamlit as st
 
 from core import ui
 from core.db import Database
+from core.errors import UnknownNameError
 from core.gt_views.grid import trace_params
 from core.metrics import score_results
 from core.metrics import views as mv
 from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores
-from core.metrics.io import RESULTS_NAME, load_results, read_run_summary, run_summary
-from core.metrics.score import sample_table
+from core.metrics.score import resolve_policy, sample_table
+from core.runs.records import load_results, read_run_summary, results_stamps, run_summary
 from core.ui import hosting
+from core.workspace import Workspace
 
 Stamp = tuple[str, int, int]
 atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen objects at exit
@@ -41,11 +43,7 @@ atexit.register(gc.unfreeze)  # see load_run: let the interpreter collect frozen
 
 def run_stamps(runs_root: Path) -> tuple[Stamp, ...]:
     """(path, mtime_ns, size) of every runs/*/results.json, newest first."""
-    out = []
-    for path in runs_root.glob(f"*/{RESULTS_NAME}") if runs_root.is_dir() else []:
-        st_ = path.stat()
-        out.append((str(path), st_.st_mtime_ns, st_.st_size))
-    return tuple(sorted(out, key=lambda s: (-s[1], s[0])))
+    return results_stamps(runs_root)
 
 
 def run_names(stamps: tuple[Stamp, ...]) -> list[str]:
@@ -57,8 +55,9 @@ def run_names(stamps: tuple[Stamp, ...]) -> list[str]:
 def load_run(stamp: Stamp) -> dict[str, Any]:
     """The scored run of one results.json (read once per stamp; never mutate the returned dict)."""
     payload = load_results(stamp[0])
-    if payload.get("unified_scores") is None:
-        payload = score_results(payload)
+    if payload.get("unified_scores") is None:  # scored with its policy as in force in its workspace
+        ws = Workspace(Path(stamp[0]).parents[2])  # runs/{run_id}/results.json
+        payload = score_results(payload, policy=resolve_policy(payload.get("policy_id"), ws))
     # A run is ~10⁵ small JSON objects that live as long as the cache: move them out of the cyclic
     # GC's generations, or every full collection walks all loaded runs (300+ ms pauses with 50 runs).
     # JSON has no reference cycles, so reference counting still frees a run the cache evicts.
@@ -166,7 +165,14 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
     ids = tuple(sorted({str(e.get("review_id")) for e in (sample.get("parsed") or {}).get("evidences") or []
                         if isinstance(e, dict)}))
     texts = review_texts(db, root, (run.get("config") or {}).get("dataset"), ids)
-    d = mv.sample_detail(run, business_id, texts)
+    policy_id = run.get("policy_id_used") or run.get("policy_id")
+    try:
+        policy = resolve_policy(policy_id, Workspace(Path(root)))
+    except UnknownNameError:
+        st.warning(f"This run's policy {policy_id!r} is not in this workspace: the recomputed verdict is the one "
+                   "stored with the run.", icon=":material/warning:")
+        policy = None
+    d = mv.sample_detail(run, business_id, texts, policy=policy)
     tokens = int(sample.get("prompt_tokens") or 0) + int(sample.get("completion_tokens") or 0)
     st.dataframe(pl.DataFrame([{
         "method verdict": sample.get("verdict") or "(none)", "risk score": sample.get("risk_score"),

@@ -7,6 +7,7 @@ run's ``status.json`` and the job records, which any session can read.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -68,18 +69,21 @@ def endpoint_choices() -> list[str]:
     return list(endpoints())
 
 
-def policy_choices(task: str) -> list[str]:
-    return [p.policy_id for p in list_policies(task)]
+def policy_choices(ws: Workspace, task: str) -> list[str]:
+    """The policies of ``task`` in force in ``ws`` (the workspace the page acts on)."""
+    return [p.policy_id for p in list_policies(ws, task)]
 
 
-def task_choices() -> list[str]:
-    return task_ids()
+def task_choices(ws: Workspace) -> list[str]:
+    """The tasks of ``ws``: the built-in ones and the workspace's own."""
+    return task_ids(ws)
 
 
 @st.cache_data(ttl=20, show_spinner=False)
 def preflight(root: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The plan of ``config`` (run id, samples, GT reference, pre-flight figures, warnings)."""
-    return plan_run(RunConfig.from_dict(config), Workspace.resolve(root)).as_dict()
+    """The plan of ``config`` in the workspace at ``root`` (run id, samples, GT reference,
+    pre-flight figures, warnings)."""
+    return plan_run(RunConfig.from_dict(config), Workspace(Path(root))).as_dict()
 
 
 def launch(ws: Workspace, plan: dict[str, Any]) -> dict[str, Any]:

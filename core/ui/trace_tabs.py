@@ -208,7 +208,7 @@ def _whatif_result(t: Trace, base: str, committed_def: Any, values: dict[str, fl
     frame = cache.gt_frame(t.ws, t.dataset, t.task, t.judge, base, t.ks)
     whatif = cache.gt_frame(t.ws, t.dataset, t.task, t.judge, base, t.ks, changes)
     mine_a, mine_b = (gt_views.score_series(f, t.business_id) for f in (frame, whatif))
-    d, constants = variants.whatif_definition(committed_def, changes)
+    d, constants = variants.whatif_definition(committed_def, changes, t.ws)
     key = (*cache.frame_key(t.ws, t.dataset, t.task), t.judge, base, tuple(t.ks), tuple(sorted(changes.items())))
     if t.scored:
         st.vega_lite_chart(cache.chart_spec(("whatif-score", *key, t.business_id), lambda: charts.whatif_score_chart(

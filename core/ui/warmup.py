@@ -26,9 +26,10 @@ from pathlib import Path
 
 from streamlit import delta_generator
 
-from core.settings import warmup_enabled, workspace_dir
+from core.settings import warmup_enabled
 from core.ui import PAGES
 from core.workspace import Workspace
+from core.workspace_choice import workspace_dir
 
 LOG = logging.getLogger(__name__)
 PAGES_DIR = Path(__file__).resolve().parents[2] / "app_pages"

@@ -22,7 +22,7 @@ def write_runs(root: Path, *, methods: dict[str, float] | None = None, ks: tuple
     texts_all = dict(zip(reviews["review_id"].to_list(), reviews["text"].to_list(), strict=True))
     out = []
     for k in ks:
-        gt = load_gt(root / "gt" / dataset / "G1a" / f"G1_allergy_V2_K{k}_groundtruth.json")
+        gt = load_gt(root / "gt" / dataset / "G1a" / f"G1_allergy_V2_K{k}_groundtruth.json", None)
         k_ids = set(reviews.filter(pl.col("idx") < k)["review_id"].to_list())
         texts = {r: t for r, t in texts_all.items() if r in k_ids}
         for c in range(copies):

@@ -23,6 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from core.ground_truth import addm_payload, compute_gt_frame, compute_policy_gt_frame, xnot_payload
+from core.ground_truth.policy_loader import get_policy
 
 DEFINITIONS = ("v1", "v2", "G1_allergy_V0", "G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3")
 KS = [25, 50, 100, 200, None]
@@ -75,7 +76,7 @@ def digests(judgments: pl.DataFrame, restaurants: pl.DataFrame) -> dict[str, str
             if d.startswith("v"):
                 payload = xnot_payload(frame, task_id="G1a", k=k, computed_at=STAMP)
             else:
-                payload = addm_payload(frame, k=k, computed_at=STAMP)
+                payload = addm_payload(frame, k=k, computed_at=STAMP, policy=get_policy(d, None))
                 for entry in payload["restaurants"].values():  # the one key issue 11 added
                     entry["ground_truth"].pop("matched_rule", None)
             text = json.dumps(payload, sort_keys=True, ensure_ascii=False)

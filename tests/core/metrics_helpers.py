@@ -51,7 +51,7 @@ def review_texts(dataset_jsonl: Path) -> dict[str, str]:
 
 def perfect_run_from_gt(gt_file: Path, texts: dict[str, str]) -> tuple[dict[str, Any], dict[str, dict]]:
     """A method that answers exactly GT (score = GT score), quoting the start of each review."""
-    gt = load_gt(gt_file)
+    gt = load_gt(gt_file, None)
     samples = [sample(bid, answer(g["verdict"], g["incidents"], texts=texts, score=g["score"]))
                for bid, g in gt.items()]
     return run(samples), gt

@@ -277,7 +277,7 @@ def test_gt_by_k_agrees_with_core_ground_truth(full_demo):
     from core.ground_truth import compute_gt_frame
     from core.tasks import get_task
 
-    assert set(get_task("G1a").keywords) == set(G1A_KEYWORDS)
+    assert set(get_task("G1a", None).keywords) == set(G1A_KEYWORDS)
     judgments = pl.DataFrame(true_judgments(full_demo))
     restaurants = pl.DataFrame(full_demo["businesses"]).select("business_id", "name", "categories")
     frame = compute_gt_frame(judgments, restaurants, "v1", list(KS))

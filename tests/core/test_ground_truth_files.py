@@ -22,6 +22,7 @@ from core.ground_truth import (
     write_gt_file,
     xnot_payload,
 )
+from core.ground_truth.policy_loader import get_policy
 from tests.core.test_ground_truth_formulas import CASE, RESTAURANTS
 
 
@@ -49,7 +50,7 @@ def test_xnot_payload_layout():
 
 def test_addm_round_trip(workspace, tmp_path):
     frame = compute_policy_gt_frame(CASE, RESTAURANTS, "G1_allergy_V2", [25])
-    doc = addm_payload(frame, k=25)
+    doc = addm_payload(frame, k=25, policy=get_policy("G1_allergy_V2", None))
     assert doc["policy_id"] == "G1_allergy_V2" and doc["k"] == 25
     gt = doc["restaurants"]["a"]["ground_truth"]
     assert (gt["verdict"], gt["score"], gt["n_incidents"], gt["cuisine_modifier"]) == ("Critical Risk", 12, 2, True)
@@ -58,7 +59,7 @@ def test_addm_round_trip(workspace, tmp_path):
     path = write_gt_file(tmp_path / gt_filename("G1_allergy_V2", 25, "addm"), doc)
     entry = import_gt_file(workspace, path, dataset="d1")
     assert entry["name"] == "imported/d1/G1_allergy_V2_K25_groundtruth.json"
-    loaded = load_gt_file(entry["path"]).sort("business_id")
+    loaded = load_gt_file(entry["path"], None).sort("business_id")
     assert loaded["verdict"].to_list() == frame.sort("business_id")["verdict"].to_list()
     assert loaded["score"].to_list() == frame.sort("business_id")["score"].to_list()
     assert loaded.filter(pl.col("business_id") == "a")["incidents"][0][0]["modifiers"] == ["Dismissive staff"]

@@ -128,7 +128,7 @@ HIGH_RISK_CUISINE = re.compile("Thai|Vietnamese|Chinese|Asian")
 
 @pytest.mark.parametrize("k", [25, 50])
 def test_addm_groundtruth_satisfies_policy_arithmetic(fixtures_dir, k):
-    policy = get_policy("G1_allergy_V2")
+    policy = get_policy("G1_allergy_V2", None)
     data = json.loads((fixtures_dir / ADDM_GT.format(k=k)).read_text(encoding="utf-8"))
     assert data["k"] == k and len(data["restaurants"]) == 100
     points = {"mild": 2, "moderate": 5, "severe": 15}
@@ -154,7 +154,7 @@ def test_import_addm_gt_and_load_as_frame(workspace, fixtures_dir):
     entry = import_gt_file(workspace, fixtures_dir / ADDM_GT.format(k=25))
     assert (entry["layout"], entry["definition"], entry["k"], entry["n_restaurants"]) == ("addm", "G1_allergy_V2", 25, 100)
     assert [f["name"] for f in list_gt_files(workspace)] == ["imported/unassigned/G1_allergy_V2_K25_groundtruth.json"]
-    frame = load_gt_file(entry["path"])
+    frame = load_gt_file(entry["path"], None)
     assert frame.height == 100 and frame["verdict"].value_counts().height == 2
     blue = frame.filter(pl.col("business_id") == "sf-KdXHB5nxfNjl2uUpI6Q").row(0, named=True)
     assert (blue["verdict"], blue["score"], blue["n_incidents"]) == ("Critical Risk", 24.0, 3)
@@ -164,6 +164,6 @@ def test_import_addm_gt_and_load_as_frame(workspace, fixtures_dir):
 def test_import_xnot_gt_maps_names_to_business_ids(workspace, fixtures_dir, xnot):
     entry = import_gt_file(workspace, fixtures_dir / XNOT_GT, dataset="xnot")
     assert entry["layout"] == "xnot" and entry["dataset"] == "xnot" and entry["definition"] == "v1"
-    frame = load_gt_file(entry["path"], restaurants=xnot[1])
+    frame = load_gt_file(entry["path"], None, restaurants=xnot[1])
     assert frame.filter(pl.col("name") == "Vetri Cucina")["business_id"][0] == "Vetri Cucina"
     assert frame.filter(pl.col("name") == "Vetri Cucina")["score"][0] == 1.44

@@ -17,6 +17,7 @@ from core.ground_truth import (
     distribution_by_k,
     get_policy,
     list_policies,
+    load_policy_file,
 )
 
 SCHEMA = {
@@ -40,36 +41,36 @@ def inc(idx, sev, *, bid="a", acc="firsthand", inter="none", date="2024-01-01 00
 
 
 def verdict(policy_id: str, rows: list[dict], categories: str | None = "Pizza") -> str:
-    return get_policy(policy_id).evaluate(rows, categories).verdict
+    return get_policy(policy_id, None).evaluate(rows, categories).verdict
 
 
 def test_registry(tmp_path):
     from core.workspace import Workspace
 
     empty = Workspace(tmp_path)  # the package's policies only (a workspace adds its policies/ folder)
-    assert POLICY_IDS(ws=empty) == ["G1_allergy_V0", "G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]
-    assert {p.task for p in list_policies("G1a", ws=empty)} == {"G1a"}
+    assert POLICY_IDS(empty) == ["G1_allergy_V0", "G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]
+    assert {p.task for p in list_policies(empty, "G1a")} == {"G1a"}
     with pytest.raises(UnknownNameError, match="G1_allergy_V2"):
-        get_policy("G1_allergy_V9")
-    v2 = get_policy("G1_allergy_V2")
+        get_policy("G1_allergy_V9", None)
+    v2 = get_policy("G1_allergy_V2", None)
     assert v2.severity_points == {"mild": 2.0, "moderate": 5.0, "severe": 15.0}
     assert [(m.label, m.points) for m in v2.modifiers] == [("False assurance", 5.0), ("Dismissive staff", 3.0)]
     assert [c.score_at_least for r in v2.rules for c in r.conditions] == [8.0, 4.0]
-    assert get_policy("G1_allergy_V3").recency.reference_year == 2025  # inherits V2's scoring too
-    assert get_policy("G1_allergy_V3").severity_points == v2.severity_points
+    assert get_policy("G1_allergy_V3", None).recency.reference_year == 2025  # inherits V2's scoring too
+    assert get_policy("G1_allergy_V3", None).severity_points == v2.severity_points
 
 
 def test_point_policy_hand_computed():
     # moderate + Dismissive staff (negative) = 5 + 3 = 8 ; mild + False assurance (betrayal) = 2 + 5 = 7
     # Asian Fusion contains "Asian" and there are incidents: +2 → 17, Critical (≥ 8)
     rows = [inc(0, "moderate", inter="negative"), inc(1, "mild", inter="betrayal"), inc(2, "severe", acc="secondhand")]
-    result = get_policy("G1_allergy_V2").evaluate(rows, "Restaurants, Asian Fusion")
+    result = get_policy("G1_allergy_V2", None).evaluate(rows, "Restaurants, Asian Fusion")
     assert (result.score, result.verdict, result.cuisine_modifier) == (17, "Critical Risk", True)
     assert [(b["base_points"], b["modifiers"], b["total_points"]) for b in result.breakdown] == [
         (5, ["Dismissive staff"], 8), (2, ["False assurance"], 7)]
     assert result.triggered_rule == "total risk score of 8 or more"
     # cuisine needs an incident: no incident → 0, Low
-    assert get_policy("G1_allergy_V2").evaluate([inc(0, "none")], "Thai").score == 0
+    assert get_policy("G1_allergy_V2", None).evaluate([inc(0, "none")], "Thai").score == 0
     # mild alone = 2 → Low ; mild + dismissive = 5 → High
     assert verdict("G1_allergy_V2", [inc(0, "mild")]) == "Low Risk"
     assert verdict("G1_allergy_V2", [inc(0, "mild", inter="negative")]) == "High Risk"
@@ -78,11 +79,11 @@ def test_point_policy_hand_computed():
 def test_addm_fields_drive_the_same_modifiers():
     # ADDM judgments carry assurance_claim / staff_response instead of safety_interaction
     rows = [inc(0, "moderate", assurance_claim="true"), inc(1, "mild", staff_response="dismissive")]
-    result = get_policy("G1_allergy_V2").evaluate(rows, "Pizza")
+    result = get_policy("G1_allergy_V2", None).evaluate(rows, "Pizza")
     assert [b["modifiers"] for b in result.breakdown] == [["False assurance"], ["Dismissive staff"]]
     assert result.score == 15  # (5 + 5) + (2 + 3)
     not_allergy = [inc(0, "severe", is_allergy_related=False)]
-    assert get_policy("G1_allergy_V2").evaluate(not_allergy, "Pizza").score == 0
+    assert get_policy("G1_allergy_V2", None).evaluate(not_allergy, "Pizza").score == 0
 
 
 def test_v1_requirement_is_honoured():
@@ -116,18 +117,18 @@ def test_v3_recency_and_discard():
     # severe 2024 (age 1, ×1) = 15 ; moderate + dismissive 2022 (age 3, ×0.5) = 4 ; mild 2018 (age 7, ×0.25) = 0.5
     rows = [inc(0, "severe", date="2024-01-01"), inc(1, "moderate", inter="negative", date="2022-05-05"),
             inc(2, "mild", date="2018-01-01")]
-    result = get_policy("G1_allergy_V3").evaluate(rows, "Pizza")
+    result = get_policy("G1_allergy_V3", None).evaluate(rows, "Pizza")
     assert result.score == 19.5
     assert [b["recency_weight"] for b in result.breakdown] == [1.0, 0.5, 0.25]
     # 3 reviews within 2 years show accommodation → incidents older than 3 years are dropped
     improved = [inc(10 + i, "none", acc="none", inter="positive", date="2024-06-01") for i in range(3)]
-    assert get_policy("G1_allergy_V3").evaluate(rows + improved, "Pizza").score == 19.0
+    assert get_policy("G1_allergy_V3", None).evaluate(rows + improved, "Pizza").score == 19.0
     only_old = [inc(0, "moderate", date="2019-01-01")]
-    assert get_policy("G1_allergy_V3").evaluate(only_old, "Pizza").score == 1.25  # 5 × 0.25
+    assert get_policy("G1_allergy_V3", None).evaluate(only_old, "Pizza").score == 1.25  # 5 × 0.25
 
 
 def test_score_incidents_from_claimed_modifiers():
-    policy = get_policy("G1_allergy_V2")
+    policy = get_policy("G1_allergy_V2", None)
     result = policy.score_incidents(
         [{"review_id": "r1", "severity": "moderate", "modifiers": ["False assurance"]}], "Thai, Restaurants")
     assert (result.score, result.verdict) == (12, "Critical Risk")  # 5 + 5 + cuisine 2
@@ -168,7 +169,7 @@ judgment = st.fixed_dictionaries({
 def test_setwise_policy_equals_evaluate(rows, ks, policy_id):
     for r in rows:
         r["review_id"] = f"{r['business_id']}-{r['idx']}"
-    policy = get_policy(policy_id)
+    policy = get_policy(policy_id, None)
     out = compute_policy_gt_frame(frame(rows), REST, policy, ks)
     for got in out.iter_rows(named=True):
         mine = [r for r in rows if r["business_id"] == got["business_id"] and (got["k"] is None or r["idx"] < got["k"])]
@@ -188,23 +189,23 @@ def _write(folder, name, text):
 def test_bad_policy_files_name_file_and_field(tmp_path):
     _write(tmp_path, "P_bad_signal", "policy_id: P_bad_signal\nscoring:\n  modifiers:\n    - {signal: nope, points: 1}\n")
     with pytest.raises(DataError, match=r"P_bad_signal.yaml: field 'scoring.modifiers\[0\].signal': unknown signal"):
-        get_policy("P_bad_signal", folder=tmp_path)
+        load_policy_file(tmp_path / "P_bad_signal.yaml")
     _write(tmp_path, "P_syntax", "policy_id: P_syntax\nrules: [\n")
     with pytest.raises(DataError, match="P_syntax.yaml:.*not valid YAML"):
-        get_policy("P_syntax", folder=tmp_path)
+        load_policy_file(tmp_path / "P_syntax.yaml")
     _write(tmp_path, "P_verdict", "policy_id: P_verdict\nrules:\n  - verdict: Maybe\n")
     with pytest.raises(DataError, match=r"field 'rules\[0\].verdict'"):
-        get_policy("P_verdict", folder=tmp_path)
+        load_policy_file(tmp_path / "P_verdict.yaml")
     _write(tmp_path, "P_loop1", "policy_id: P_loop1\nextends: P_loop2\n")
     _write(tmp_path, "P_loop2", "policy_id: P_loop2\nextends: P_loop1\n")
     with pytest.raises(DataError, match="extends itself"):
-        get_policy("P_loop1", folder=tmp_path)
+        load_policy_file(tmp_path / "P_loop1.yaml")
 
 
 def test_a_new_policy_is_data_only(tmp_path):
-    _write(tmp_path, "G1_allergy_V0", Path(get_policy("G1_allergy_V0").source).read_text(encoding="utf-8"))
+    _write(tmp_path, "G1_allergy_V0", Path(get_policy("G1_allergy_V0", None).source).read_text(encoding="utf-8"))
     _write(tmp_path, "Strict", "policy_id: Strict\nextends: G1_allergy_V0\ntask: G1a\nscoring:\n"
                                "  severity_points: {mild: 4, moderate: 4, severe: 4}\nrules:\n"
                                "  - verdict: High Risk\n    any: [{text: any incident, score_at_least: 4}]\n")
-    strict = get_policy("Strict", folder=tmp_path)
+    strict = load_policy_file(tmp_path / "Strict.yaml")
     assert strict.evaluate([inc(0, "mild")], None).verdict == "High Risk"

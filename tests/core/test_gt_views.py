@@ -32,7 +32,7 @@ import pytest
 
 from core import gt_views
 from core.datasets import write_dataset
-from core.ground_truth import distribution_by_k, explain_k_change, trace_gt
+from core.ground_truth import distribution_by_k, explain_k_change, get_definition, trace_gt
 from core.judgments import append_judgments
 from core.overrides import add_override
 from core.workspace import Workspace
@@ -143,9 +143,9 @@ def test_parse_ks_sorts_with_all_last_and_rejects_bad_values():
 
 
 def test_definitions_list_formulas_then_policies():
-    names = gt_views.definitions("G1a")
+    names = gt_views.definitions("G1a", None)
     assert names[:2] == ["v1", "v2"] and "G1_allergy_V2" in names
-    assert "v1" in gt_views.describe("v1") and "G1_allergy_V2" in gt_views.describe("G1_allergy_V2")
+    assert "v1" in gt_views.describe(get_definition("v1", None)) and "G1_allergy_V2" in gt_views.describe(get_definition("G1_allergy_V2", None))
 
 
 # -- grid, flips, series, primitives -------------------------------------------------------------------

@@ -153,7 +153,7 @@ def test_overrides_of_another_topic_are_refused(workspace, fixtures_dir, tmp_pat
     path.write_text(json.dumps(judgments))
     assert import_xnot_judgments(workspace, path)["matched"] == 1
     overrides = fixtures_dir / "dev-ADDM/answers/judgment_overrides.json"
-    assert task_topics(get_task("G1a")) == ["G1_allergy"]
+    assert task_topics(get_task("G1a", None)) == ["G1_allergy"]
     with pytest.raises(WorkbenchError, match="topic 'G1_dietary' does not belong to task G1a"):
         import_addm_overrides(workspace, "addm", overrides, topic="G1_dietary", task="G1a")
     ws = ["--workspace", str(workspace.root), "--no-progress"]

@@ -22,7 +22,7 @@ MODEL = "gpt-4o-mini"
 
 def _judge(server, cache=None, judge_id=None, seed=None):
     client = make_client(base_url=server.base_url, timeout=5, max_retries=0)
-    return OpenAIJudge(get_task("G1a"), model=MODEL, client=client, cache=cache, judge_id=judge_id, seed=seed)
+    return OpenAIJudge(get_task("G1a", None), model=MODEL, client=client, cache=cache, judge_id=judge_id, seed=seed)
 
 
 def _factory(server, cache=None):
@@ -48,7 +48,7 @@ def test_batch_and_on_demand_store_identical_fields(workspace, judging_dataset, 
     uploaded = llm_server.files[entry["input_file_id"]]["data"].decode().splitlines()
     first = json.loads(uploaded[0])
     assert first["custom_id"] == "biz0:0" and first["url"] == "/v1/chat/completions"
-    assert first["body"]["response_format"] == get_task("G1a").response_format()
+    assert first["body"]["response_format"] == get_task("G1a", None).response_format()
     assert find_batch(workspace, batch_id)[:2] == ("d", "G1a")
 
     # a new plan leaves the reviews of the running batch out: nothing is asked twice

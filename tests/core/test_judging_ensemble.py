@@ -63,7 +63,7 @@ def test_parse_ensemble_spec():
         with pytest.raises(ValueError, match=message):
             parse_ensemble_spec(bad)
     with pytest.raises(ValueError, match="members must differ"):
-        build_ensemble(get_task("G1a"), "x:heuristic,heuristic")
+        build_ensemble(get_task("G1a", None), "x:heuristic,heuristic")
 
 
 def _seeded_responder(request, key):
@@ -76,7 +76,7 @@ def _seeded_responder(request, key):
 
 def _trio(server):
     client = make_client(base_url=server.base_url, timeout=5, max_retries=0)
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     return build_ensemble(
         task, f"trio:openai:{MODEL}#1,openai:{MODEL}#2,openai:{MODEL}#3",
         openai_factory=lambda task, model, seed: OpenAIJudge(task, model=model, seed=seed, client=client),
@@ -110,7 +110,7 @@ def test_three_seeds_vote_with_confidence_and_low_confidence_listing(workspace, 
 
 def test_weights_and_a_failing_member(workspace, judging_dataset, llm_server):
     judging_dataset(restaurants=1)
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     llm_server.responder = lambda request, key: {"incident_severity": "mild", "account_type": "firsthand",
                                                  "safety_interaction": "none", "excerpt": ""}
     client = make_client(base_url=llm_server.base_url, timeout=5, max_retries=0)

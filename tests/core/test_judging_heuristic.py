@@ -123,7 +123,7 @@ def test_sentence_spans_are_verbatim():
 
 
 def test_judge_records_carry_the_judge_id_and_are_deterministic():
-    judge = HeuristicJudge(get_task("G1a"))
+    judge = HeuristicJudge(get_task("G1a", None))
     row = {"business_id": "b", "review_id": "r", "idx": 3, "text": "I got hives from the satay (peanuts)."}
     first, second = judge.judge([row]), judge.judge([row])
     assert first[0]["judge"] == JUDGE_ID == "heuristic-v1" and first[0]["prompt_version"] == "heuristic-v1"
@@ -132,7 +132,7 @@ def test_judge_records_carry_the_judge_id_and_are_deterministic():
 
 
 def test_heuristic_refuses_a_task_it_has_no_rules_for():
-    other = dataclasses.replace(get_task("G1a"), task_id="G2a")
+    other = dataclasses.replace(get_task("G1a", None), task_id="G2a")
     with pytest.raises(WorkbenchError, match="rules for G1a only"):
         HeuristicJudge(other)
 
@@ -152,7 +152,7 @@ def test_speed_20k_reviews():
 
 def test_runner_judges_matched_reviews_resumes_and_limits(workspace, judging_dataset):
     rows = judging_dataset()
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     judge = HeuristicJudge(task)
     plan = plan_judging(workspace, "d", "G1a", judge, limit=5)
     assert plan.matched == len(rows) == 12 and len(plan.rows) == 5
@@ -177,7 +177,7 @@ def test_runner_needs_the_keyword_index(workspace, judging_dataset):
     judging_dataset()
     shutil.rmtree(workspace.index_dir("d"))
     with pytest.raises(IndexMissingError, match="no keyword index.*Judging needs the keyword index: run python -m core index --dataset d first"):
-        plan_judging(workspace, "d", "G1a", HeuristicJudge(get_task("G1a")))
+        plan_judging(workspace, "d", "G1a", HeuristicJudge(get_task("G1a", None)))
 
 
 def test_cli_heuristic_json(workspace, judging_dataset, capsys):
@@ -240,7 +240,7 @@ def test_agreement_with_real_xnot_judgments(fixtures_dir, workspace, version):
 
     import_dataset(workspace, "x", fixtures_dir / "xnot" / "dataset_K25_subset.jsonl")
     build_index(workspace, "x", tasks=["G1a"])
-    judge = HeuristicJudge(get_task("G1a"), version)
+    judge = HeuristicJudge(get_task("G1a", None), version)
     execute_judging(plan_judging(workspace, "x", "G1a", judge), judge)
     judged = load_judgments(workspace, "x", "G1a", version)
     data = json.loads((fixtures_dir / "xnot/semantic_gt/task_G1a/judgments.json").read_text())["judgments"]
@@ -289,7 +289,7 @@ def test_heuristic_v2_on_the_addm_dev_set(fixtures_dir, workspace):
     build_index(workspace, "dev", tasks=["G1a"])
     figures = {}
     for version in ("heuristic-v1", "heuristic-v2"):
-        judge = HeuristicJudge(get_task("G1a"), version)
+        judge = HeuristicJudge(get_task("G1a", None), version)
         execute_judging(plan_judging(workspace, "dev", "G1a", judge), judge)
         judged = load_judgments(workspace, "dev", "G1a", version)
         claimed = set(judged.filter((pl.col("account_type") == "firsthand")

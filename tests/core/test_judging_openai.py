@@ -32,7 +32,7 @@ FIELDS = ("incident_severity", "account_type", "safety_interaction")
 
 def _judge(server, *, timeout: float = 5.0, max_retries: int = 2, cache=None, seed=None) -> OpenAIJudge:
     client = make_client(base_url=server.base_url, timeout=timeout, max_retries=max_retries)
-    return OpenAIJudge(get_task("G1a"), model=MODEL, client=client, cache=cache, seed=seed)
+    return OpenAIJudge(get_task("G1a", None), model=MODEL, client=client, cache=cache, seed=seed)
 
 
 def _run(ws, judge, *, resume=True, concurrency=4):
@@ -48,7 +48,7 @@ def test_structured_answers_are_stored_with_tokens_and_cost(workspace, judging_d
     body = llm_server.last_request["rev-0-0"]
     assert body["model"] == MODEL and body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["strict"] is True
-    assert body["response_format"]["json_schema"]["schema"] == get_task("G1a").response_json_schema()
+    assert body["response_format"]["json_schema"]["schema"] == get_task("G1a", None).response_json_schema()
     assert "Review ID: rev-0-0" in body["messages"][-1]["content"]
     log = {r["review_id"]: r for r in read_log(workspace, "d", "G1a", MODEL).to_dicts()}
     expected, excerpt, _ = judge_text(rows[0]["text"])

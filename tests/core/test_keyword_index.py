@@ -28,7 +28,7 @@ from core.keyword_index import (
 from core.tasks import get_task
 from tests.core.test_judgments import write_tables
 
-G1A = get_task("G1a")
+G1A = get_task("G1a", None)
 
 
 def reference_found(text: str | None, keywords) -> list[str]:

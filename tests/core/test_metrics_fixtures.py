@@ -28,7 +28,7 @@ def test_perfect_method_scores_full_marks(fixtures_dir, k):
 def test_perturbed_method_on_k25(fixtures_dir):
     folder = fixtures_dir / "dev-ADDM"
     texts = review_texts(folder / "dataset_K25_subset.jsonl")
-    gt = load_gt(folder / "answers" / "G1_allergy_V2_K25_groundtruth.json")
+    gt = load_gt(folder / "answers" / "G1_allergy_V2_K25_groundtruth.json", None)
     assert gt["JrG4NINLspXPNhSXg7Q07Q"]["incidents"][0]["modifiers"] == ["False assurance"]
     results, _ = perfect_run_from_gt(folder / "answers" / "G1_allergy_V2_K25_groundtruth.json", texts)
     perturbed = copy.deepcopy(results)

@@ -16,16 +16,16 @@ from core.files import read_json
 from core.metrics import score_results
 from core.metrics import views as mv
 from core.metrics.bootstrap import paired_differences, resampled_scores
-from core.metrics.io import (
-    SUMMARY_NAME,
+from core.metrics.score import sample_table
+from core.metrics.synthetic import synthetic_run
+from core.runs import import_run_file
+from core.runs.records import (
+    SUMMARY_FILE,
     load_results,
     read_run_summary,
     run_summary,
     write_run_summary,
 )
-from core.metrics.score import sample_table
-from core.metrics.synthetic import synthetic_run
-from core.runs import import_run_file
 from core.workspace import Workspace
 
 XNOT = Path(__file__).resolve().parent.parent / "data" / "xnot_results" / "G1a_k200_20260110_060433" / "detailed_results.json"
@@ -59,7 +59,7 @@ def test_runs_import_leaves_a_summary_that_the_headline_views_read_alike(tmp_pat
     out = import_run_file(ws, XNOT)
     results = Path(out["path"])
     summary = read_run_summary(*_stamp(results))
-    assert summary is not None and (results.parent / SUMMARY_NAME).exists()
+    assert summary is not None and (results.parent / SUMMARY_FILE).exists()
     full = load_results(results)
     assert {k: v for k, v in summary.items() if k != "results_file"} == json.loads(json.dumps(run_summary(full)))
     assert summary["unified_scores"]["auprc"] == pytest.approx(0.5012133678965853, abs=1e-12)
@@ -83,7 +83,7 @@ def test_a_stale_or_foreign_summary_is_ignored(tmp_path):
     st = results.stat()
     os.utime(results, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))  # same size, touched later
     assert read_run_summary(*_stamp(results)) is None
-    (folder / SUMMARY_NAME).write_text("{not json", encoding="utf-8")
+    (folder / SUMMARY_FILE).write_text("{not json", encoding="utf-8")
     assert read_run_summary(*_stamp(results)) is None
 
 

@@ -31,13 +31,21 @@ def test_import_json_report_and_list_show(tmp_path, fixtures_dir, capsys, monkey
     assert main(["--workspace", str(tmp_path), "policies", "import", str(head / "policies"), "--terms",
                  str(head / "terms"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"imported", "errors"} and len(out["imported"]) == 8 and out["errors"] == []
+    assert set(out) == {"imported", "replaces_builtin", "unchanged", "errors"} and out["errors"] == []
+    assert len(out["imported"]) == 12 and out["replaces_builtin"] == ["G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]
     assert main(["--workspace", str(tmp_path), "policies", "list", "--task", "G2_business"]) == 0
     listed = capsys.readouterr().out
     assert "G2_business_V3" in listed and "Not Recommended < Acceptable < Recommended" in listed
     assert main(["--workspace", str(tmp_path), "policies", "show", "G2_business_V3"]) == 0
     shown = capsys.readouterr().out
     assert "score ≤ 170" in shown and "K=25: 70" in shown and "points per meeting_outcome" in shown
+    assert main(["--workspace", str(tmp_path), "policies", "list", "--task", "G1_allergy"]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in listed] == [f"G1_allergy_V{i}" for i in range(1, 5)]
+    assert ["in force instead of the built-in" in line for line in listed] == [True, True, True, False]
+    assert main(["--workspace", str(tmp_path), "--json", "policies", "show", "G1_allergy_V1"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["replaces_builtin"] is True and shown["task"] == "G1_allergy"
     assert main(["--workspace", str(tmp_path), "policies", "show", "G9_nothing_V1"]) == 1
     assert "valid: G1_allergy_V0" in capsys.readouterr().err
 

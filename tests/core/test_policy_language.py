@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from core.ground_truth import compute_policy_gt_frame, distribution_by_k
 from core.ground_truth.addm_import import import_policies
-from core.ground_truth.policy_loader import get_policy, list_policies
+from core.ground_truth.policy_loader import get_policy, list_policies, load_policy_file
 from core.workspace import Workspace
 
 HEAD = "dev-ADDM/head"
@@ -57,11 +57,14 @@ def verdicts_by_k(policy, rows, bid="a") -> dict:
 pytestmark = pytest.mark.fixtures
 
 
-def test_all_eight_head_policies_import_with_a_task_per_topic(imported):
+def test_all_twelve_head_policies_import_with_a_task_per_topic(imported):
     ws, report = imported
-    assert report.errors == []
-    assert report.imported == [f"G1_dietary_V{i}" for i in range(1, 5)] + [f"G2_business_V{i}" for i in range(1, 5)]
-    assert sorted(p.name for p in (ws.root / "tasks").iterdir()) == ["G1_dietary.yaml", "G2_business.yaml"]
+    assert report.errors == [] and report.unchanged == []
+    assert report.imported == ([f"G1_allergy_V{i}" for i in range(1, 5)] + [f"G1_dietary_V{i}" for i in range(1, 5)]
+                               + [f"G2_business_V{i}" for i in range(1, 5)])
+    assert report.replaces_builtin == ["G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]  # ids of the built-ins
+    assert sorted(p.name for p in (ws.root / "tasks").iterdir()) == ["G1_allergy.yaml", "G1_dietary.yaml",
+                                                                    "G2_business.yaml"]
     from core.tasks import get_task
 
     business = get_task("G2_business", ws)
@@ -71,7 +74,7 @@ def test_all_eight_head_policies_import_with_a_task_per_topic(imported):
     assert business.policies == tuple(f"G2_business_V{i}" for i in range(1, 5))
     assert "quiet" in business.keywords  # from the business term cues, never from the shared ones
     assert get_policy("G2_business_V3", ws=ws).verdicts == ("Not Recommended", "Acceptable", "Recommended")
-    assert {p.policy_id for p in list_policies("G1_dietary", ws=ws)} == {f"G1_dietary_V{i}" for i in range(1, 5)}
+    assert {p.policy_id for p in list_policies(ws, "G1_dietary")} == {f"G1_dietary_V{i}" for i in range(1, 5)}
     # a value outside its term's enum is a warning naming the file and YAML path, not an error
     assert any("G2/business/V1.yaml: normative.decision.rules[0].conditions[1].filter.professionalism" in w
                and "'professional'" in w for w in report.warnings)
@@ -226,7 +229,7 @@ def test_imported_equals_hand_written_and_pure(imported, rows):
     frame = pl.DataFrame([{**{k: r.get(k) for k in SCHEMA}, "review_id": f"{r['business_id']}{r['idx']}", **r}
                           for r in rows], schema=SCHEMA) if rows else pl.DataFrame(schema=SCHEMA)
     for pid in ("G1_dietary_V2", "G2_business_V4"):
-        mine, hand = get_policy(pid, ws=ws), get_policy(pid, folder=HAND)
+        mine, hand = get_policy(pid, ws), load_policy_file(HAND / f"{pid}.yaml")
         a = compute_policy_gt_frame(frame, REST, mine, KS).select("business_id", "k", "verdict", "score")
         b = compute_policy_gt_frame(frame, REST, hand, KS).select("business_id", "k", "verdict", "score")
         assert a.equals(b), pid
@@ -247,8 +250,34 @@ def test_g1_allergy_and_xnot_gt_byte_identical_to_the_base_commit(fixtures_dir):
 
 def test_imported_policies_do_not_leak_into_other_workspaces(imported, tmp_path):
     other = Workspace(tmp_path)
-    assert "G1_dietary_V1" not in {p.policy_id for p in list_policies(ws=other)}
+    assert "G1_dietary_V1" not in {p.policy_id for p in list_policies(other)}
+    builtin = get_policy("G1_allergy_V2", other)
+    assert (builtin.task, builtin.has_scoring, builtin.replaces_builtin) == ("G1a", True, False)
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_workspace_policy_with_a_builtin_id_is_in_force_there_and_marked(imported):
+    ws, _ = imported
+    mine = get_policy("G1_allergy_V2", ws)
+    # ADDM's current V2 is a rule policy of its G1_allergy topic; the built-in (earlier commit) a point policy of G1a
+    assert (mine.task, mine.has_scoring, mine.replaces_builtin) == ("G1_allergy", False, True)
+    assert mine.origin.startswith("ADDM G1/allergy/V2.yaml")
+    listed = {p.policy_id: p for p in list_policies(ws)}
+    assert listed["G1_allergy_V2"] == mine and not listed["G1_allergy_V0"].replaces_builtin
+    assert listed["G1_allergy_V4"].task == "G1_allergy" and not listed["G1_allergy_V4"].replaces_builtin
+    assert [p.policy_id for p in list_policies(ws, "G1a")] == ["G1_allergy_V0"]  # the others are G1_allergy's now
+    assert [p.policy_id for p in list_policies(ws, "G1_allergy")] == [f"G1_allergy_V{i}" for i in range(1, 5)]
+
+
+def test_same_content_ignores_where_a_policy_lives_and_nothing_else():
+    from dataclasses import replace
+
+    from core.ground_truth.addm_import import same_content
+
+    builtin = get_policy("G1_allergy_V2", None)
+    assert same_content(builtin, replace(builtin, source="/elsewhere/G1_allergy_V2.yaml", origin="ADDM G1/allergy/V2.yaml"))
+    assert not same_content(builtin, replace(builtin, default_verdict="High Risk"))
+    assert not same_content(builtin, replace(builtin, task="G1_allergy"))
 
 
 def test_whatif_edits_per_k_thresholds_and_points(imported):
@@ -260,15 +289,15 @@ def test_whatif_edits_per_k_thresholds_and_points(imported):
     assert (flat["RULE.Not Recommended.0"], flat["RULE.Not Recommended.0.K25"], flat["SEVERITY.positive"]) == (170, 70, 15)
     good = {"meeting_outcome": "positive", "service_efficiency": "efficient"}
     # 5 × 18 = 90 → Acceptable at K25 (see above); lowering Recommended's K25 threshold to 90 → Recommended
-    changed, _ = whatif_definition(p, {**flat, "RULE.Recommended.0.K25": 90})
+    changed, _ = whatif_definition(p, {**flat, "RULE.Recommended.0.K25": 90}, None)
     assert verdicts_by_k(changed, [good] * 5)[25] == ("Recommended", 90)
     # positive worth 30: 5 × (30 + 3) = 165 ≥ 150 → Recommended
-    changed, _ = whatif_definition(p, {**flat, "SEVERITY.positive": 30})
+    changed, _ = whatif_definition(p, {**flat, "SEVERITY.positive": 30}, None)
     assert verdicts_by_k(changed, [good] * 5)[25] == ("Recommended", 165)
     v1 = get_policy("G2_business_V1", ws=ws)
     flat = committed_constants(v1)
     assert flat["RULE.Recommended.2.K25"] == 4  # "efficient service ≥ 4 at K25"
-    changed, _ = whatif_definition(v1, {**flat, "RULE.Recommended.2.K25": 6})
+    changed, _ = whatif_definition(v1, {**flat, "RULE.Recommended.2.K25": 6}, None)
     eff = {"service_efficiency": "efficient"}
     assert verdicts_by_k(v1, [eff] * 5)[25][0] == "Recommended" and verdicts_by_k(changed, [eff] * 5)[25][0] == "Acceptable"
 

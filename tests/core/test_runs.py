@@ -3,6 +3,7 @@ bad input, every method's results.json against SPEC §4.2."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -36,7 +37,7 @@ def _run(ws: Workspace, method: str = "direct", *, model: str = "test-model", k:
     config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method=method, model=model, k=k,
                        concurrency=concurrency, run_id=run_id, **kw)
     plan = plan_run(config, ws)
-    llm = make_model(model, cache=workspace_cache(ws), concurrency=concurrency, timeout=timeout, max_retries=max_retries)
+    llm = make_model(model, ws, cache=workspace_cache(ws), concurrency=concurrency, timeout=timeout, max_retries=max_retries)
     return plan, execute_run(plan, llm)
 
 
@@ -156,8 +157,12 @@ def test_every_method_results_validate_against_spec(demo_ws, method):
     results = json.loads((plan.run_dir / "results.json").read_text())
     validate_results(results)
     assert results["method"] == method and results["n"] == 12 and results["total"] == 12
-    assert results["gt"]["file"] == "gt/demo/G1a/G1_allergy_V2_K50_groundtruth.json"
-    assert len(results["gt"]["sha256"]) == 64
+    gt = results["gt"]  # computed from the demo's judgments now (the default), kept with the run as gt.json
+    assert (gt["origin"], gt["judge"], gt["k"], gt["definition"]["name"]) == ("computed", "heuristic-v2", 50, "G1_allergy_V2")
+    kept = (plan.run_dir / "gt.json").read_bytes()
+    assert gt["snapshot"] == "gt.json" and gt["snapshot_sha256"] == hashlib.sha256(kept).hexdigest()
+    exported = json.loads((demo_ws.gt_dir / "demo/G1a/G1_allergy_V2_K50_groundtruth.json").read_text())
+    assert json.loads(kept)["restaurants"] == exported["restaurants"]  # the demo's exported file: same inputs
     assert all(s["gt_verdict"] in ("Low Risk", "High Risk", "Critical Risk") for s in results["results"])
     if METHODS[method].uses_llm:  # the offline model says so on every sample
         assert results["offline"] is True
@@ -191,13 +196,13 @@ def test_amos_extractions_share_the_cache_with_the_openai_judge(demo_ws, server)
     from core.judging import execute_judging, make_judge, plan_judging
     from core.tasks import get_task
 
-    judge = make_judge("openai", get_task("G1a"), model="test-model", cache=workspace_cache(demo_ws))
+    judge = make_judge("openai", get_task("G1a", None), model="test-model", cache=workspace_cache(demo_ws))
     execute_judging(plan_judging(demo_ws, "demo", "G1a", judge, resume=False), judge)
     judged = server.chat_requests
     config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method="amos", model="test-model", k=200)
     plan = plan_run(config, demo_ws)
     assert plan.preflight["cached_calls"] == judged and plan.preflight["new_calls"] == 1  # only the compile call
-    execute_run(plan, make_model("test-model", cache=workspace_cache(demo_ws)))
+    execute_run(plan, make_model("test-model", demo_ws, cache=workspace_cache(demo_ws)))
     assert server.chat_requests == judged + 1
 
 

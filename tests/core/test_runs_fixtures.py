@@ -38,11 +38,11 @@ def test_amos_snippets_are_verbatim_substrings_of_their_reviews(fixtures_dir, wo
         config = RunConfig(dataset="addm", task="G1a", policy="G1_allergy_V2", method="amos", model=model, k=25,
                            gt=str(gt_file))
         plan = plan_run(config, workspace)
-        status = execute_run(plan, make_model(model, cache=workspace_cache(workspace)))
+        status = execute_run(plan, make_model(model, workspace, cache=workspace_cache(workspace)))
     assert status["status"] == "finished" and status["errors"] == 0
     results = json.loads((plan.run_dir / "results.json").read_text())
     validate_results(results)
-    assert results["gt"]["sha256"] and results["total"] == 5
+    assert results["gt"]["file_sha256"] and results["total"] == 5
     snippets = [(e["review_id"], e["snippet"]) for s in results["results"] for e in s["parsed"]["evidences"]]
     assert snippets, "the fixture has allergy incidents: amos must cite them"
     for review_id, snippet in snippets:

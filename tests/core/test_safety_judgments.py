@@ -52,7 +52,7 @@ def _dataset(ws, texts: dict[int, str] | None = None, *, replace: bool = False, 
 
 
 def _judge(ws, *, resume: bool = True):
-    judge = HeuristicJudge(get_task("G1a"))
+    judge = HeuristicJudge(get_task("G1a", None))
     plan = plan_judging(ws, "d", "G1a", judge, resume=resume)
     return plan, execute_judging(plan, judge, concurrency=1)
 
@@ -127,7 +127,7 @@ HOLD = ("import sys, time; from pathlib import Path; from core.workspace import 
 
 def test_item9_a_second_judge_run_fails_while_one_runs_and_a_killed_run_leaves_no_stuck_lock(workspace, capsys):
     _dataset(workspace)
-    judge_id = HeuristicJudge(get_task("G1a")).judge_id
+    judge_id = HeuristicJudge(get_task("G1a", None)).judge_id
     child = subprocess.Popen([sys.executable, "-c", HOLD, str(workspace.root), judge_id], stdout=subprocess.PIPE,
                              text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:

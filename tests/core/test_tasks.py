@@ -18,7 +18,7 @@ intolerance cross-contamin contamination safe unsafe careful warning""".split()
 
 
 def test_g1a_matches_spec_and_xnot_config(fixtures_dir):
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     assert task.keywords == tuple(SPEC_KEYWORDS)
     assert len(task.keywords) == 40
     config = json.loads((fixtures_dir / "xnot/semantic_gt/pipeline_config.json").read_text())["tasks"]["G1a"]
@@ -29,7 +29,7 @@ def test_g1a_matches_spec_and_xnot_config(fixtures_dir):
 
 
 def test_g1a_bundle():
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     assert (task.group, task.task_id) == (1, "G1a")
     assert task.formulas == ("v1", "v2") and task.default_formula == "v1"
     assert task.policies == tuple(f"G1_allergy_V{i}" for i in range(4))
@@ -49,7 +49,7 @@ def test_registry_lookup_and_listing(tmp_path):
 
     assert [t.task_id for t in list_tasks(Workspace(tmp_path))] == ["G1a"]  # the package's tasks
     with pytest.raises(UnknownNameError, match=r"unknown task 'G9z'.*G1a"):
-        get_task("G9z")
+        get_task("G9z", None)
 
 
 @pytest.mark.parametrize("good", ["G1a", "G10j", "G5e", "G9a"])
@@ -109,7 +109,7 @@ def test_invalid_yaml_reports_line(tmp_path):
 
 
 def test_response_json_schema_is_strict():
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     schema = task.response_json_schema()
     assert schema["additionalProperties"] is False
     assert schema["required"] == ["incident_severity", "account_type", "safety_interaction", "excerpt"]
@@ -121,7 +121,7 @@ def test_response_json_schema_is_strict():
 
 
 def test_validate_fields_valid_and_normalised():
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     fields, err = task.validate_fields(
         {"incident_severity": " Severe", "account_type": "firsthand", "safety_interaction": "BETRAYAL", "excerpt": "x"}
     )
@@ -130,7 +130,7 @@ def test_validate_fields_valid_and_normalised():
 
 
 def test_validate_fields_out_of_enum_is_kept_and_reported():
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     fields, err = task.validate_fields(
         {"incident_severity": "extreme", "account_type": "firsthand", "excerpt": 3}
     )
@@ -143,13 +143,13 @@ def test_validate_fields_out_of_enum_is_kept_and_reported():
 
 @pytest.mark.parametrize("answer", [None, "severe", ["severe"], 3])
 def test_validate_fields_not_an_object(answer):
-    fields, err = get_task("G1a").validate_fields(answer)
+    fields, err = get_task("G1a", None).validate_fields(answer)
     assert set(fields.values()) == {None}
     assert err.startswith("expected a JSON object")
 
 
 def test_render_prompt_keeps_text_verbatim():
-    task = get_task("G1a")
+    task = get_task("G1a", None)
     text = 'Price $5 {not a placeholder} "quoted" — café ☕'
     prompt = task.render_prompt(text, restaurant_name="Café L'Aube", categories="Thai, Bars")
     assert text in prompt and "Café L'Aube" in prompt and "Thai, Bars" in prompt

@@ -79,7 +79,7 @@ def test_chart_specs_skip_validation_but_are_the_validated_spec(tmp_path):
     ws = build_gt_workspace(tmp_path / "ws")
     frame = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [25, 50, None])
     series = gt_views.score_series(frame, FLIP)
-    thresholds = gt_views.score_thresholds(get_definition("v1"), [25, 50, None])
+    thresholds = gt_views.score_thresholds(get_definition("v1", None), [25, 50, None])
 
     def build() -> alt.TopLevelMixin:
         return charts.score_chart(series, thresholds)

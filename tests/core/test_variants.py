@@ -55,7 +55,7 @@ def test_changed_constants_keep_only_differences_and_validate():
 
 
 def test_formula_whatif_equals_explicit_constants():
-    d, constants = variants.whatif_definition("v1", {"SEVERITY_POINTS.severe": 5, "DECAY_PER_YEAR": 0.2})
+    d, constants = variants.whatif_definition("v1", {"SEVERITY_POINTS.severe": 5, "DECAY_PER_YEAR": 0.2}, None)
     assert d is FORMULAS["v1"]
     assert constants == {"SEVERITY_POINTS": {"mild": 2, "moderate": 5, "severe": 5}, "DECAY_PER_YEAR": 0.2}
     got = compute_gt_frame(JUDGMENTS, RESTAURANTS, d, [None], constants=constants)
@@ -64,29 +64,29 @@ def test_formula_whatif_equals_explicit_constants():
     # 2.5 + 5·1 (age 0)·1 + 0.5·2 (Thai) − 0 = 8.5 → Critical; the committed severe 15 gives 18.5
     assert got["final_risk_score"][0] == 8.5
     assert FORMULAS["v1"].constants["SEVERITY_POINTS"]["severe"] == 15  # registry untouched
-    assert variants.whatif_definition("v1", {"BASE_RISK": 2.5}) == (FORMULAS["v1"], None)
+    assert variants.whatif_definition("v1", {"BASE_RISK": 2.5}, None) == (FORMULAS["v1"], None)
 
 
 def test_threshold_whatif_moves_the_verdict():
-    d, constants = variants.whatif_definition("v1", {"CRITICAL_THRESHOLD": 20.0})
+    d, constants = variants.whatif_definition("v1", {"CRITICAL_THRESHOLD": 20.0}, None)
     frame = compute_gt_frame(JUDGMENTS, RESTAURANTS, d, [None], constants=constants)
     assert (frame["final_risk_score"][0], frame["verdict"][0]) == (18.5, "High Risk")
 
 
 def test_policy_whatif_changes_points_and_rules_on_a_copy():
-    policy = get_policy("G1_allergy_V2")
+    policy = get_policy("G1_allergy_V2", None)
     flat = variants.committed_constants(policy)
     assert flat["SEVERITY.severe"] == 15 and flat["RULE.Critical Risk.0"] == 8
     assert flat["RESTAURANT.High-risk cuisine"] == 2 and flat["MODIFIER.False assurance"] == 5
     changed, none = variants.whatif_definition("G1_allergy_V2", {"SEVERITY.severe": 3, "RULE.High Risk.0": 6,
-                                                                 "RESTAURANT.High-risk cuisine": 0})
+                                                                 "RESTAURANT.High-risk cuisine": 0}, None)
     assert none is None and changed.version.endswith("+whatif")
     frame = compute_policy_gt_frame(JUDGMENTS, RESTAURANTS, changed, [None])
     # 3 points (severe) + 0 (cuisine): below the new High threshold 6 → Low
     assert (frame["score"][0], frame["verdict"][0]) == (3.0, "Low Risk")
     committed = compute_policy_gt_frame(JUDGMENTS, RESTAURANTS, policy, [None])
     assert (committed["score"][0], committed["verdict"][0]) == (17.0, "Critical Risk")  # 15 + 2 Thai
-    assert get_policy("G1_allergy_V2").severity_points["severe"] == 15
+    assert get_policy("G1_allergy_V2", None).severity_points["severe"] == 15
 
 
 def test_save_list_load_and_delete_variants(workspace):

@@ -1,0 +1,155 @@
+"""The files of a run, owned here: every reader, writer and lister of a run folder calls this module.
+
+```
+runs/{run_id}/config.json      the configuration, GT lineage, pre-flight figures (written at the start)
+runs/{run_id}/samples.jsonl    one fsync'd line per finished sample (the resume log)
+runs/{run_id}/status.json      status, pid, counts, tokens, cost (rewritten as the run goes)
+runs/{run_id}/spec.json        amos: the compiled extraction spec
+runs/{run_id}/cancel.request   present while a cancel is pending
+runs/{run_id}/results.json     the scored run (SPEC §4.2), with ``gt``: the lineage of its GT
+runs/{run_id}/summary.json     its headline fields, stamped with results.json's size and mtime
+runs/{run_id}/gt.json          the GT the run was scored against, as it was (ADDM layout + lineage,
+                               or the bytes of the GT file it read)
+runs/{run_id}/history/NNN/     an earlier scoring kept by a rescore: its results.json, summary.json, gt.json
+```
+
+A summary whose stamp no longer matches its results.json is ignored (views over many runs read the
+summary, a few kB, instead of parsing every results.json). Writes are atomic.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.errors import DataError
+from core.files import read_json, write_json_atomic
+from core.workspace import Workspace, check_name
+
+RESULTS_FILE = "results.json"
+SUMMARY_FILE = "summary.json"
+CONFIG_FILE = "config.json"
+STATUS_FILE = "status.json"
+SAMPLES_FILE = "samples.jsonl"
+SPEC_FILE = "spec.json"
+CANCEL_FILE = "cancel.request"
+GT_FILE = "gt.json"
+HISTORY_DIR = "history"
+SUMMARY_FIELDS = ("run_id", "task_id", "policy_id", "method", "model", "k", "n", "timestamp", "accuracy", "correct",
+                  "total", "verdict_scale", "unified_scores", "intervals", "gt", "rescored_at", "spec_fallback",
+                  "claims", "baselines")
+
+
+def run_dir(ws: Workspace, run_id: str) -> Path:
+    """The folder of run ``run_id`` (the id checked as a name)."""
+    return ws.runs_dir / check_name("run", run_id)
+
+
+def read_record(path: Path) -> dict[str, Any] | None:
+    """A small JSON record of a run (config, status, spec) or None when missing or unreadable."""
+    if not path.exists():
+        return None
+    try:
+        data = read_json(path)
+    except (DataError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def load_results(path: str | Path) -> dict[str, Any]:
+    """A results.json (SPEC §4.2), or the results.json inside a run folder; a bad file is a DataError."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULTS_FILE
+    try:
+        payload = orjson.loads(path.read_bytes())  # 4-5x json's speed on a 1 MB run
+    except (OSError, orjson.JSONDecodeError):  # read_json's own error (file, line), or what only json takes (NaN, BOM)
+        payload = read_json(path)
+    if not isinstance(payload, dict):
+        raise DataError("expected a JSON object (SPEC §4.2 results.json)", path=path)
+    samples = payload.get("results")
+    if not isinstance(samples, list):
+        raise DataError("expected a 'results' list of samples", path=path, field="results")
+    for i, s in enumerate(samples):
+        if not isinstance(s, dict) or "business_id" not in s:
+            raise DataError("a sample must be an object with business_id", path=path, field=f"results[{i}]")
+    return payload
+
+
+def write_results(folder: Path, scored: Mapping[str, Any]) -> Path:
+    """Write ``folder/results.json`` and its ``summary.json`` (atomically, in that order)."""
+    target = folder / RESULTS_FILE
+    write_json_atomic(target, scored)
+    write_run_summary(folder, scored)
+    return target
+
+
+def run_dirs(runs_root: Path) -> list[Path]:
+    """Every run folder under ``runs_root`` holding a results.json, oldest first (by file time)."""
+    if not runs_root.is_dir():
+        return []
+    found = [p.parent for p in runs_root.glob(f"*/{RESULTS_FILE}")]
+    return sorted(found, key=lambda p: ((p / RESULTS_FILE).stat().st_mtime, p.name))
+
+
+def results_stamps(runs_root: Path) -> tuple[tuple[str, int, int], ...]:
+    """(path, mtime_ns, size) of every runs/*/results.json, newest first."""
+    out = []
+    for path in runs_root.glob(f"*/{RESULTS_FILE}") if runs_root.is_dir() else []:
+        st = path.stat()
+        out.append((str(path), st.st_mtime_ns, st.st_size))
+    return tuple(sorted(out, key=lambda s: (-s[1], s[0])))
+
+
+def run_summary(scored: Mapping[str, Any]) -> dict[str, Any]:
+    """The headline fields of a scored run (what views over many runs read), copied unchanged."""
+    return {key: scored[key] for key in SUMMARY_FIELDS if key in scored}
+
+
+def write_run_summary(folder: str | Path, scored: Mapping[str, Any]) -> Path:
+    """Write ``folder/summary.json`` for the results.json just written there (its own run folder only)."""
+    folder = Path(folder)
+    stat = (folder / RESULTS_FILE).stat()
+    target = folder / SUMMARY_FILE
+    write_json_atomic(target, {"results_file": {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns},
+                               **run_summary(scored)})
+    return target
+
+
+def read_run_summary(results_path: str | Path, size: int, mtime_ns: int) -> dict[str, Any] | None:
+    """The summary.json beside ``results_path`` when it was written for this very file (size and
+    mtime match), else None (missing, unreadable or stale: read the results.json itself)."""
+    try:
+        summary = orjson.loads(Path(results_path).with_name(SUMMARY_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(summary, dict) or summary.get("results_file") != {"size": size, "mtime_ns": mtime_ns}:
+        return None
+    return summary
+
+
+def history(folder: Path) -> list[Path]:
+    """The folders of a run's earlier scorings (kept by a rescore), oldest first."""
+    base = folder / HISTORY_DIR
+    return sorted(p for p in base.iterdir() if p.is_dir() and p.name.isdigit()) if base.is_dir() else []
+
+
+def archive_scoring(folder: Path) -> Path:
+    """Copy the run's current results.json, summary.json and gt.json into ``history/NNN/`` (the next
+    number) before a rescore replaces them; returns that folder. The copy is made in a hidden
+    folder renamed into place, so a killed process leaves no half history entry."""
+    base = folder / HISTORY_DIR
+    target = base / f"{len(history(folder)) + 1:03d}"
+    scratch = base / f".{target.name}.partial"
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    scratch.mkdir(parents=True)
+    for name in (RESULTS_FILE, SUMMARY_FILE, GT_FILE):
+        if (folder / name).exists():
+            shutil.copy2(folder / name, scratch / name)
+    scratch.rename(target)
+    return target
