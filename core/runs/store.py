@@ -18,6 +18,7 @@ from core.runs.records import (
     read_record,
     run_dir,
 )
+from core.runs.rescore import gt_status
 from core.workspace import Workspace
 
 
@@ -61,15 +62,19 @@ def list_runs(ws: Workspace) -> list[dict[str, Any]]:
 
 
 def show_run(ws: Workspace, run_id: str) -> dict[str, Any]:
-    """Config, status and (when finished) the results summary of one run."""
+    """Config, status, the GT it is scored against (``gt``: file, sha256, origin, description,
+    stale, stale_reasons) and (when finished) the results summary of one run."""
     folder = run_dir(ws, run_id)
     if not folder.exists():
         raise WorkbenchError(f"no run {run_id!r} in {ws.runs_dir}; see `python -m core runs list`")
-    out: dict[str, Any] = {"run_id": run_id, "run_dir": str(folder), "status": run_status(ws, run_id),
-                           "config": read_record(folder / CONFIG_FILE)}
+    config = read_record(folder / CONFIG_FILE)
+    out: dict[str, Any] = {"run_id": run_id, "run_dir": str(folder), "status": run_status(ws, run_id), "config": config}
     results = read_record(folder / RESULTS_FILE)
     if results is not None:
+        out["gt"] = gt_status(ws, results, folder)
         out["results"] = {k: v for k, v in results.items() if k != "results"}
+    else:  # not scored yet: the GT it was planned against
+        out["gt"] = gt_status(ws, {"gt": (config or {}).get("gt")})
     return out
 
 
