@@ -74,9 +74,7 @@ def test_a_rater_enters_a_code_rates_and_gets_the_next_item(app_factory, labeled
     first.set_value(0.35).run()
     assert "Your rating: **+0.35**" in page_text(at)
     at.text_area(key=f"labeling.notes.{first.key.split('.')[-1]}").input("looks fine").run()
-    started = time.perf_counter()
-    at.button(key="labeling.submit").click().run()
-    assert time.perf_counter() - started < 2.0  # the server part is measured in bench/labeling.py
+    at.button(key="labeling.submit").click().run()  # its speed is measured in bench/labeling.py, not here
     assert not at.exception
     nxt = score_slider(at)
     assert nxt.key != first.key and nxt.value == 0.0  # the slider resets for the next item

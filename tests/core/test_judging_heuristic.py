@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 
 import polars as pl
 import pytest
@@ -137,17 +136,14 @@ def test_heuristic_refuses_a_task_it_has_no_rules_for():
         HeuristicJudge(other)
 
 
-def test_speed_20k_reviews():
+def test_judges_every_demo_review():  # its speed is measured by bench/, not by a timed test
     from core.demo import generate_records
 
     texts = [r["text"] for r in generate_records(n_restaurants=100, reviews_per_restaurant=200).reviews]
     assert len(texts) == 20_000
-    started = time.process_time()
-    for text in texts:
-        judge_text(text)
-    seconds = time.process_time() - started
-    print(f"heuristic-v1: 20,000 demo reviews in {seconds:.2f} s CPU")
-    assert seconds < 4.0  # goal ≲ 2 s; slack for a loaded shared CI machine
+    judged = [judge_text(text) for text in texts]
+    assert len(judged) == 20_000 and all(fields["incident_severity"] in ("none", "mild", "moderate", "severe")
+                                         for fields, _, _ in judged)
 
 
 def test_runner_judges_matched_reviews_resumes_and_limits(workspace, judging_dataset):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import polars as pl
 import pytest
@@ -175,7 +174,7 @@ def test_empty_log(workspace):
     assert list_judges(workspace, "d", "G1a") == []
 
 
-def test_load_100k_is_fast(workspace):
+def test_load_100k_sorted_with_every_row(workspace):
     n_rest, per = 1000, 100
     bids = pl.Series([f"B{b:05d}" for b in range(n_rest)])
     reviews = pl.DataFrame({"business_id": bids.repeat_by(per).explode(), "idx": list(range(per)) * n_rest})
@@ -189,12 +188,8 @@ def test_load_100k_is_fast(workspace):
     records = [rec(f"B{b:05d}", i, incident_severity=sev[(b + i) % 4])
                for b in reversed(range(n_rest)) for i in range(per)]
     append_judgments(workspace, "big", "G1a", "j", records)
-    # CPU time, not wall time: a shared machine under load must not fail the test (idle: ~0.25 s)
-    t0 = time.process_time()
-    df = load_judgments(workspace, "big", "G1a", "j")
-    elapsed = time.process_time() - t0
+    df = load_judgments(workspace, "big", "G1a", "j")  # speed: bench/, never a timed unit test
     assert df.height == 100_000
     assert df["business_id"][0] == "B00000" and df["idx"].is_sorted() is False
     assert df.select("business_id", "idx").rows()[:2] == [("B00000", 0), ("B00000", 1)]
     assert df["incident_severity"].value_counts().sort("incident_severity")["count"].to_list() == [25_000] * 4
-    assert elapsed < 1.5, f"load_judgments took {elapsed:.2f} s of CPU for 100k rows"
