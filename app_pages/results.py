@@ -47,6 +47,7 @@ if mode == MODES[0]:
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
                + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
                + f" · K={run.get('k')} · policy {run.get('policy_id')}")
+    ur.gt_panel(ws, stamp)
     offline = ur.offline_note(ws, run)
     if offline:
         st.info(offline, icon=":material/info:")
@@ -102,9 +103,10 @@ else:
     base_label = st.selectbox("Baseline", chosen, key=K_BASE)
     picked = tuple(stamps[labels.index(c)] for c in chosen)
     base = chosen.index(base_label)
+    ur.compare_gt_note(ws, picked, chosen)
     cmp = ur.comparison(picked, base)
     st.vega_lite_chart(ur.chart_spec("cmp", picked, lambda: rc.comparison_chart(cmp)))
-    st.markdown(f"**Paired differences against {base_label}** (bootstrap over the restaurants both runs scored; "
+    st.markdown(f"**Paired differences against {base_label}** (bootstrap over the restaurants both runs scored against the same GT verdict; "
                 "*real* = its 95 % interval excludes 0)")
     st.dataframe(cmp.filter(pl.col("diff_pct").is_not_null()), hide_index=True, placeholder="—", width="stretch", column_config={
         "score_pct": NUM("score %", format="%.1f"), "low_pct": NUM("95 % low", format="%.1f"),
@@ -117,12 +119,15 @@ else:
     other = st.selectbox("Restaurants: baseline → run", others, key=K_OTHER)
     b = ur.buckets(picked[base], picked[chosen.index(other)])
     counts = dict(b.group_by("bucket").len().iter_rows())
-    for col, name in zip(st.columns(4), ("newly failing", "newly fixed", "still failing", "still right"), strict=True):
-        col.metric(name, counts.get(name, 0))
-    bucket = st.selectbox("List", ["newly failing", "newly fixed", "still failing", "still right"], key=K_BUCKET)
+    kinds = ["newly failing", "newly fixed", "still failing", "still right"] + ["GT differs"] * bool(counts.get("GT differs"))
+    for col, name in zip(st.columns(len(kinds)), kinds, strict=True):
+        col.metric(name, counts.get(name, 0), help="Left out of every comparison: the two runs were scored against "
+                                                   "different GT verdicts here" if name == "GT differs" else None)
+    bucket = st.selectbox("List", kinds, key=K_BUCKET)
     st.dataframe(b.filter(pl.col("bucket") == bucket), hide_index=True, placeholder="—", width="stretch", column_config={
-        "business_id": None, "bucket": None, "gt_verdict": "GT verdict", "baseline_verdict": "baseline verdict",
-        "verdict": f"verdict of {other}"})
+        "business_id": None, "bucket": None, "gt_verdict": f"GT verdict of {other}",
+        "baseline_gt_verdict": "GT verdict of the baseline" if counts.get("GT differs") else None,
+        "baseline_verdict": "baseline verdict", "verdict": f"verdict of {other}"})
     st.markdown("**Each score against K per method** (95 % intervals)")
     every = st.checkbox(f"all {len(stamps)} runs in the workspace (reads each once)", key=K_ALL_K)
     k_stamps = stamps if every else picked

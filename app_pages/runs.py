@@ -10,7 +10,7 @@ from core.methods import METHODS
 from core.ui import runs as glue
 
 K_TASK, K_POLICY, K_METHOD, K_MODEL, K_ENDPOINT = "runs.task", "runs.policy", "runs.method", "runs.model", "runs.endpoint"
-K_K, K_N, K_CONC, K_ACTIVE = "runs.k", "runs.n", "runs.concurrency", "runs.active_jobs"
+K_K, K_N, K_CONC, K_ACTIVE, K_GT = "runs.k", "runs.n", "runs.concurrency", "runs.active_jobs", "runs.gt"
 
 ws = ui.current_workspace()
 dataset = ui.current_dataset(ws)
@@ -27,8 +27,9 @@ with st.container(border=True):
     c1, c2, c3 = st.columns(3)
     task = c1.selectbox("Task", glue.task_choices(ws), key=K_TASK)
     policies = glue.policy_choices(ws, task)
-    policy = c2.selectbox("Policy", policies, index=policies.index("G1_allergy_V2") if "G1_allergy_V2" in policies else 0,
-                          key=K_POLICY)
+    if st.session_state.get(K_POLICY) not in policies:  # another task (or workspace): its own default policy
+        st.session_state[K_POLICY] = "G1_allergy_V2" if "G1_allergy_V2" in policies else policies[0]
+    policy = c2.selectbox("Policy", policies, key=K_POLICY)
     method = c3.selectbox("Method", glue.method_choices(locked), key=K_METHOD,
                           help="; ".join(f"{m}: {METHODS[m].description}" for m in METHODS.names()))
     c4, c5, c6 = st.columns(3)
@@ -43,9 +44,14 @@ with st.container(border=True):
     concurrency = c8.number_input("Concurrency", min_value=1, max_value=64, value=8, key=K_CONC)
     if locked:
         st.caption(glue.lock_line(ws))
+    gt_options = glue.gt_choices(ws, task, policy, int(k))
+    gt_label = st.selectbox("Ground truth to score against", list(gt_options), key=K_GT,
+                            help="By default GT is computed from the stored judgments and overrides when the run is "
+                                 "scored, and kept with the run; or pick a GT file of this policy and K.")
     config = {"dataset": dataset, "task": task, "policy": policy, "method": method,
               "model": model if uses_llm else OFFLINE_MODEL, "k": int(k), "n": int(n) or None,
-              "concurrency": int(concurrency), "endpoint": None if endpoint == "default" else endpoint}
+              "concurrency": int(concurrency), "endpoint": None if endpoint == "default" else endpoint,
+              "gt": gt_options.get(gt_label)}
     try:
         plan = glue.preflight(str(ws.root), config)
     except Exception as exc:  # noqa: BLE001 - shown as one line; the form stays usable
@@ -67,7 +73,7 @@ with st.container(border=True):
     for name in METHODS[method].prompts:
         with st.expander(f"Prompt {name} (core/methods/prompts/{name}.txt)"):
             st.code(glue.prompt_text(name), language=None, wrap_lines=True)
-    st.caption(f"GT: {plan['gt']['file']}" if plan["gt"] else "No GT file for this policy and K: no accuracy.")
+    st.text(f"GT: {plan['gt_description']}" if plan["gt"] else "No GT for this policy and K: no accuracy.")
     if st.button("Launch run", type="primary", key="runs.launch"):
         refused = glue.launch_checked(ws, plan)
         if refused:
@@ -127,5 +133,10 @@ else:
         "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
         "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),
+        "gt": st.column_config.TextColumn("GT", help="The GT the run was scored against: computed here, or a GT file; "
+                                                     "its version (a digest of its inputs). Results names it in full."),
+        "gt_stale": st.column_config.CheckboxColumn("GT stale", help="Its inputs changed since (overrides, judgments, "
+                                                                     "judge, definition): rescore it on its Results page"),
+        "gt_why": st.column_config.TextColumn("Why stale", width=160),
         "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

@@ -193,11 +193,12 @@ def describe(lineage: Mapping[str, Any] | None) -> str:
     return f"{kind} {lineage.get('file')} (sha256 {str(lineage.get('file_sha256'))[:12]}…)"
 
 
-def stale_reasons(ws: Workspace, lineage: Mapping[str, Any] | None) -> list[str]:
+def stale_reasons(ws: Workspace, lineage: Mapping[str, Any] | None, *, cache: dict[Any, Any] | None = None) -> list[str]:
     """Why a GT of this lineage is no longer what the workspace gives (empty: it is current).
 
     Computed: the dataset, the definition, the GT judge, its judgments or the overrides changed.
-    A GT file: the file changed or is gone. Embedded GT never goes stale.
+    A GT file: the file changed or is gone. Embedded GT never goes stale. ``cache`` (a dict the
+    caller keeps for one listing) holds the current lineage of each (dataset, task, definition, K).
     """
     if not lineage or lineage.get("origin") == "embedded":
         return []
@@ -207,15 +208,20 @@ def stale_reasons(ws: Workspace, lineage: Mapping[str, Any] | None) -> list[str]
         if not path.exists():
             return [f"the GT file {lineage.get('file')} is gone"]
         return [] if sha256_file(path) == lineage.get("file_sha256") else [f"the GT file {lineage.get('file')} changed"]
-    return _computed_reasons(ws, lineage)
+    return _computed_reasons(ws, lineage, {} if cache is None else cache)
 
 
-def _computed_reasons(ws: Workspace, was: Mapping[str, Any]) -> list[str]:
+def _computed_reasons(ws: Workspace, was: Mapping[str, Any], cache: dict[Any, Any]) -> list[str]:
     dataset, task, d = str(was.get("dataset")), str(was.get("task")), was.get("definition") or {}
-    try:
-        now = computed_lineage(ws, dataset, task, str(d.get("name")), was.get("k"))
-    except (UnknownNameError, WorkbenchError) as exc:
-        return [f"its GT can no longer be computed: {exc}"]
+    key = (dataset, task, str(d.get("name")), was.get("k"))
+    if key not in cache:
+        try:
+            cache[key] = computed_lineage(ws, dataset, task, str(d.get("name")), was.get("k"))
+        except (UnknownNameError, WorkbenchError) as exc:
+            cache[key] = exc
+    now = cache[key]
+    if isinstance(now, Exception):
+        return [f"its GT can no longer be computed: {now}"]
     reasons = []
     if now["dataset_sha256"] != was.get("dataset_sha256"):
         reasons.append(f"dataset {dataset} changed")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import polars as pl
 
@@ -18,6 +19,7 @@ from core.errors import DataError, WorkbenchError
 from core.files import read_json
 from core.ground_truth import list_gt_files
 from core.runs.records import read_run_summary
+from core.runs.rescore import gt_status
 from core.tasks import list_tasks
 from core.workspace import Workspace
 
@@ -71,8 +73,10 @@ def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
 
 
 def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
-    """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline numbers."""
+    """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline numbers and the GT
+    it was scored against (its version, and whether that GT is stale)."""
     rows = []
+    cache: dict[Any, Any] = {}  # the current GT of each (dataset, task, definition, K), computed once
     for path in sorted(ws.runs_dir.glob("*/results.json")) if ws.runs_dir.exists() else []:
         try:  # the run's summary.json when it was written for this very results.json, else the file itself
             stat = path.stat()
@@ -82,10 +86,13 @@ def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
         if not isinstance(r, dict):
             continue
         scores = r.get("unified_scores") or {}
+        gt = gt_status(ws, r, path.parent, cache=cache)
         rows.append({"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
                      "K": r.get("k"), "n": r.get("n"), "accuracy": r.get("accuracy"),
                      "AUPRC": scores.get("auprc"), "process": scores.get("process_score"),
-                     "consistency": scores.get("consistency_score")})
+                     "consistency": scores.get("consistency_score"),
+                     "GT": f"{gt['origin'] or 'none'} {str(gt['version'] or '')[:8]}".strip(),
+                     "GT stale": "; ".join(gt["stale_reasons"]) or ""})
     return pl.DataFrame(rows) if rows else None
 
 

@@ -5,6 +5,9 @@
     python -m core gt import FILE [--dataset D]
     python -m core gt list
     python -m core gt trace --dataset D --task G1a --formula v1 --k 50 --restaurant "Vetri Cucina"
+    python -m core gt diff OLD [NEW]       (OLD: a run id or a GT file; NEW: a GT file, default the GT
+                                            computed now from OLD's inputs: what changed, why, and
+                                            what it does to every run scored against OLD)
 
 ``--formula`` takes a formula (v1, v2), a policy id (G1_allergy_V0..V3) or a what-if variant saved on
 the Trace page (its file carries the variant name and a hash of its constants); ``--k all`` uses every
@@ -33,7 +36,7 @@ from core.judgments import resolve_judge, stale_count
 from core.restaurant_names import find_restaurant
 from core.variants import resolve_definition
 
-ACTIONS = ("compute", "import", "list", "trace")
+ACTIONS = ("compute", "import", "list", "trace", "diff")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Compute GT (default action), import a GT file made elsewhere, list GT files, or trace one restaurant.",
     )
     p.add_argument("action", nargs="?", choices=ACTIONS, default="compute", help="default: compute")
-    p.add_argument("file", nargs="?", help="GT file to import (gt import FILE)")
+    p.add_argument("file", nargs="?", help="GT file to import (gt import FILE); gt diff: a run id or a GT file")
+    p.add_argument("other", nargs="?", help="gt diff: the newer GT file (default: computed now)")
     p.add_argument("--dataset", help="dataset name")
     p.add_argument("--task", default="G1a", help="task id (default G1a)")
     p.add_argument("--formula", default="v1",
@@ -58,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.action == "import":
         return _import(args)
+    if args.action == "diff":
+        return _diff(args)
     if args.file:
         raise ValueError(f"unexpected argument {args.file!r}: only `gt import FILE` takes a file")
     if args.action == "list":
@@ -140,3 +146,31 @@ def _trace(args: argparse.Namespace) -> int:
             lines.append(f"{'  ' * depth}    · idx {r.idx} {r.date or ''}: {r.explanation}")
     emit(args, root.to_dict(), "\n".join(lines))
     return 0
+
+
+def _diff(args: argparse.Namespace) -> int:
+    # deferred: only `gt diff` needs the runs (CLI start-up)
+    from core.runs.impact import diff_versions
+
+    if not args.file:
+        raise ValueError("gt diff needs OLD: a run id or a GT file (and optionally NEW, a GT file)")
+    out = diff_versions(args.workspace, args.file, args.other)
+    lines = [f"old: {out['old']['description']}", f"new: {out['new']['description']}",
+             f"{len(out['changed'])} of {out['n_restaurants']} restaurants change verdict"]
+    for row in out["changed"]:
+        lines.append(f"  {row['name']} ({row['business_id']}): {row['before']} → {row['after']}")
+        lines += [f"      because {cause}" for cause in row["causes"]]
+    if out["runs"]:
+        lines.append("runs scored against the old GT (ordinal AUPRC before → after, difference with 95 % interval, rank):")
+    for r in out["runs"]:
+        d = r["differences"].get("ordinal_auprc") or {}
+        interval = "" if d.get("low") is None else f" [{d['low']:+.3f}, {d['high']:+.3f}]"
+        diff = "n/a" if d.get("difference") is None else f"{d['difference']:+.3f}{interval}"
+        lines.append(f"  {r['run_id']}: {_num(r['before'])} → {_num(r['after'])} ({diff}) · rank {r['rank_before']} → "
+                     f"{r['rank_after']}")
+    emit(args, out, "\n".join(lines))
+    return 0
+
+
+def _num(x: object) -> str:
+    return "N/A" if not isinstance(x, int | float) else f"{x:.3f}"

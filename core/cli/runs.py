@@ -13,7 +13,7 @@ import argparse
 
 from core.cli import emit
 from core.runs import cancel_run, import_run_file, list_runs, show_run
-from core.runs.rescore import rescore_run, rescore_stale
+from core.runs.rescore import rescore_run, rescore_stale, status_line
 
 ACTIONS = ("list", "show", "cancel", "import", "rescore")
 
@@ -67,18 +67,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def gt_line(gt: dict | None) -> str:
-    """``GT: <description> · gt.json sha256 1a2b3c4d5e6f`` and, when stale, why (one line)."""
-    if not gt:
-        return "GT: none recorded"
-    sha = f" · {gt['file']} sha256 {str(gt['sha256'])[:12]}" if gt.get("file") and gt.get("sha256") else ""
-    stale = f" · STALE: {'; '.join(gt['stale_reasons'])} (runs rescore to update)" if gt.get("stale") else ""
-    return f"GT: {gt['description']}{sha}{stale}"
-
-
 def _show_text(shown: dict) -> str:
     status = shown["status"]
-    lines = [f"run {shown['run_id']}: {status.get('status')}", gt_line(shown.get("gt"))]
+    lines = [f"run {shown['run_id']}: {status.get('status')}", status_line(shown.get("gt"))]
     results = shown.get("results")
     if results:
         scores = results.get("unified_scores") or {}

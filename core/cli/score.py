@@ -21,11 +21,14 @@ from core.cli import emit
 from core.db import Database
 from core.files import read_json, write_json_atomic
 from core.metrics import load_gt, score_results
+from core.metrics.bootstrap import paired_differences
 from core.metrics.io import dataset_categories, dataset_review_texts
-from core.metrics.score import resolve_policy
-from core.metrics.summary import format_comparison, format_summary
+from core.metrics.score import resolve_policy, sample_table
+from core.metrics.summary import format_comparison, format_paired, format_summary
+from core.metrics.views import buckets
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 from core.runs.records import RESULTS_FILE, load_results, run_dirs
+from core.runs.rescore import gt_status, status_line
 from core.workspace import Workspace
 
 
@@ -98,11 +101,21 @@ def run_show(args: argparse.Namespace) -> int:
     if not paths:
         raise FileNotFoundError(f"no runs in {args.workspace.runs_dir} (runs/*/results.json)")
     runs = [_scored(p, args.workspace) for p in paths]
-    shown = runs if args.runs else runs[-1:]
-    text = "\n\n".join(format_summary(r) for r in shown)
+    gts = [gt_status(args.workspace, r, p if p.is_dir() else p.parent) for r, p in zip(runs, paths, strict=True)]
+    shown = [i for i in range(len(runs))] if args.runs else [len(runs) - 1]
+    text = "\n\n".join(format_summary(runs[i]) + "\n " + status_line(gts[i]) for i in shown)
+    pairs = [paired_differences(sample_table(runs[0]), sample_table(r)) for r in runs[1:]]
     if len(runs) > 1:
-        text += "\n\n" + format_comparison(runs)
-    payload = [{k: r.get(k) for k in ("run_id", "method", "model", "k", "total", "accuracy", "unified_scores", "intervals")}
-               for r in runs]
+        labels = [f"{g.get('version') or 'none'}{' (stale)' if g.get('stale') else ''}" for g in gts]
+        text += "\n\n" + format_comparison(runs, labels)
+        counts = [dict(buckets(runs[0], r).group_by("bucket").len().iter_rows()) for r in runs[1:]]
+        text += "\n\n" + format_paired(runs[0], runs[1:], pairs, counts)
+        if len({g.get("version") for g in gts}) > 1 or len({r.get("k") for r in runs}) > 1:
+            text += ("\n note: these runs were scored against different GTs (versions or K): paired differences and "
+                     "newly failing / fixed use only the restaurants whose GT verdict is the same in both; rescore "
+                     "them against one GT (`runs rescore RUN --gt FILE`) to compare every restaurant")
+    payload = [{**{k: r.get(k) for k in ("run_id", "method", "model", "k", "total", "accuracy", "unified_scores",
+                                         "intervals")}, "gt": gts[i],
+                **({"paired_against_first": pairs[i - 1]} if i else {})} for i, r in enumerate(runs)]
     emit(args, payload, text)
     return 0

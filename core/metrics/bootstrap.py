@@ -173,10 +173,24 @@ def bootstrap_intervals(table: SampleTable, *, n_boot: int = 1000, seed: int = 0
             "scores": {name: interval(v, level=level) for name, v in scores.items()}}
 
 
-def common_ids(a: SampleTable, b: SampleTable) -> list[str]:
-    """The restaurants both tables hold, in ``a``'s order (the order the paired resamples index)."""
-    in_b = set(b.business_ids)
-    return [x for x in a.business_ids if x in in_b]
+def common_ids(a: SampleTable, b: SampleTable, *, same_gt: bool = True) -> list[str]:
+    """The restaurants both tables hold with the same GT verdict, in ``a``'s order (the order the
+    paired resamples index): two runs are compared only where their targets agree (``same_gt=False``:
+    every restaurant both hold, for one run's answers scored against two GTs).
+
+    >>> t = lambda ids, gt: SampleTable(tuple(ids), np.array(gt, float), np.zeros(len(ids)), np.zeros((len(ids), 1)), 3)
+    >>> common_ids(t("abc", [0, 2, 1]), t("cbd", [1, 1, 0]))
+    ['c']
+    """
+    in_b = {x: g for x, g in zip(b.business_ids, b.gt_ordinal.tolist(), strict=True)}
+    return [x for x, g in zip(a.business_ids, a.gt_ordinal.tolist(), strict=True)
+            if x in in_b and (not same_gt or in_b[x] == g)]
+
+
+def gt_differs(a: SampleTable, b: SampleTable) -> list[str]:
+    """The restaurants both tables hold whose GT verdict differs (left out of paired comparisons)."""
+    in_b = {x: g for x, g in zip(b.business_ids, b.gt_ordinal.tolist(), strict=True)}
+    return [x for x, g in zip(a.business_ids, a.gt_ordinal.tolist(), strict=True) if x in in_b and in_b[x] != g]
 
 
 def resampled_scores(table: SampleTable, *, n_boot: int = 1000, seed: int = 0) -> dict[str, NDArray[np.float64]]:
@@ -188,14 +202,17 @@ def resampled_scores(table: SampleTable, *, n_boot: int = 1000, seed: int = 0) -
 
 def paired_differences(
     a: SampleTable, b: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
-    resampled: Any = None,
+    resampled: Any = None, same_gt: bool = True,
 ) -> dict[str, Any]:
-    """Paired bootstrap of B − A on the restaurants both runs scored (same resamples for both).
+    """Paired bootstrap of B − A on the restaurants both runs scored against the same GT verdict
+    (same resamples for both); ``n_gt_differs`` counts those left out because their GT differs
+    (runs scored against different GT versions or K).
 
     A difference is "real" at this level when its interval excludes 0. ``resampled(side, table)``
     (side "a" or "b", the table in common order) may return :func:`resampled_scores` from a cache.
+    ``same_gt=False`` pairs every restaurant both hold: the same answers scored against two GTs.
     """
-    common = common_ids(a, b)
+    common = common_ids(a, b, same_gt=same_gt)
     ta, tb = a.take(common), b.take(common)
     n = len(common)
     if resampled is None:
@@ -213,7 +230,8 @@ def paired_differences(
         real = iv["low"] is not None and (iv["low"] > 0 or iv["high"] < 0)
         out[name] = {"a": _nan_none(pa[name]), "b": _nan_none(pb[name]), "difference": _nan_none(point), **iv,
                      "excludes_zero": bool(real)}
-    return {"n_common": n, "n_boot": n_boot, "seed": seed, "level": level, "differences": out}
+    return {"n_common": n, "n_gt_differs": len(gt_differs(a, b)) if same_gt else 0, "n_boot": n_boot, "seed": seed, "level": level,
+            "differences": out}
 
 
 def _nan_none(x: float) -> float | None:

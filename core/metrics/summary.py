@@ -81,14 +81,39 @@ def format_summary(scored: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_comparison(runs: Sequence[Mapping[str, Any]]) -> str:
-    """One row per run: method, model, K, N and the headline scores with intervals."""
+def format_comparison(runs: Sequence[Mapping[str, Any]], gt_labels: Sequence[str] | None = None) -> str:
+    """One row per run: method, model, K, N, the headline scores with intervals and, when the runs
+    were scored against different GTs, each run's GT (``gt_labels``)."""
+    differ = gt_labels is not None and len(set(gt_labels)) > 1
     rows = []
-    for r in runs:
+    for i, r in enumerate(runs):
         v = headline_values(r)
         rows.append([str(r.get("run_id", "?")), str(r.get("method", "?")), str(r.get("model", "?")), str(r.get("k", "?")),
                      str(r.get("total", "?")),
                      *(f"{pct(v[key], scale=scale)} [{_ci(r, key, scale)}]" for _, key, scale in HEADLINES),
-                     pct(v["accuracy"], scale=100)])
-    return "\n".join([" COMPARISON", *box(["Run", "Method", "Model", "K", "N", "AUPRC", "Process", "Consistency",
-                                            "Accuracy"], rows)])
+                     pct(v["accuracy"], scale=100), *([gt_labels[i]] if differ and gt_labels else [])])
+    headers = ["Run", "Method", "Model", "K", "N", "AUPRC", "Process", "Consistency", "Accuracy", *(["GT"] if differ else [])]
+    return "\n".join([" COMPARISON", *box(headers, rows)])
+
+
+def format_paired(base: Mapping[str, Any], others: Sequence[Mapping[str, Any]], pairs: Sequence[Mapping[str, Any]],
+                  bucket_counts: Sequence[Mapping[str, int]]) -> str:
+    """Paired differences of each run against ``base`` (``pairs[i]``: ``paired_differences`` of base
+    and ``others[i]``) with the newly failing / fixed counts, on the restaurants whose GT agrees."""
+    rows = []
+    for r, p, counts in zip(others, pairs, bucket_counts, strict=True):
+        cells = []
+        for _, key, scale in HEADLINES:
+            d = p["differences"].get(key) or {}
+            if d.get("difference") is None:
+                cells.append("N/A")
+                continue
+            iv = "" if d.get("low") is None else f" [{d['low'] * scale:+.1f}, {d['high'] * scale:+.1f}]"
+            cells.append(f"{d['difference'] * scale:+.1f}{iv}{' real' if d.get('excludes_zero') else ''}")
+        rows.append([str(r.get("run_id", "?")), str(p["n_common"]), str(p.get("n_gt_differs", 0)), *cells,
+                     str(counts.get("newly failing", 0)), str(counts.get("newly fixed", 0))])
+    note = (" (points; bootstrap over the restaurants both runs scored against the same GT verdict; "
+            "real = the 95 % interval excludes 0; GT differs = left out)")
+    return "\n".join([f" PAIRED DIFFERENCES against {base.get('run_id')}" + note,
+                      *box(["Run", "N", "GT differs", "AUPRC", "Process", "Consistency", "Newly failing", "Newly fixed"],
+                           rows)])

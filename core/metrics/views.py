@@ -212,10 +212,13 @@ def comparison(runs: Sequence[Mapping[str, Any]], baseline: int, *, n_boot: int 
 
 
 BUCKETS = ("newly failing", "newly fixed", "still failing", "still right")
+GT_DIFFERS = "GT differs"  # both runs judged it, against different GT verdicts: not compared
 
 
 def buckets(base: Mapping[str, Any], other: Mapping[str, Any]) -> pl.DataFrame:
-    """The restaurants both runs judged, bucketed by correctness in base → other."""
+    """The restaurants both runs judged, bucketed by correctness in base → other; a restaurant whose
+    GT verdict differs between the two runs is in :data:`GT_DIFFERS` (its "fixed" or "failing" would
+    compare two targets)."""
     a = {str(s["business_id"]): s for s in _judged(base)}
     rows = []
     for s in _judged(other):
@@ -224,10 +227,13 @@ def buckets(base: Mapping[str, Any], other: Mapping[str, Any]) -> pl.DataFrame:
             continue
         was, now = bool(a[bid].get("correct")), bool(s.get("correct"))
         bucket = BUCKETS[3] if was and now else BUCKETS[0] if was else BUCKETS[1] if now else BUCKETS[2]
+        if a[bid]["gt_verdict"] != s["gt_verdict"]:
+            bucket = GT_DIFFERS
         rows.append({"bucket": bucket, "business_id": bid, "name": s.get("name"), "gt_verdict": s["gt_verdict"],
-                     "baseline_verdict": a[bid].get("verdict"), "verdict": s.get("verdict")})
+                     "baseline_gt_verdict": a[bid]["gt_verdict"], "baseline_verdict": a[bid].get("verdict"),
+                     "verdict": s.get("verdict")})
     return pl.DataFrame(rows, schema={"bucket": pl.Utf8, "business_id": pl.Utf8, "name": pl.Utf8, "gt_verdict": pl.Utf8,
-                                      "baseline_verdict": pl.Utf8, "verdict": pl.Utf8})
+                                      "baseline_gt_verdict": pl.Utf8, "baseline_verdict": pl.Utf8, "verdict": pl.Utf8})
 
 
 def scores_by_k(runs: Sequence[Mapping[str, Any]]) -> pl.DataFrame:

@@ -132,6 +132,19 @@ def read_run_summary(results_path: str | Path, size: int, mtime_ns: int) -> dict
     return summary
 
 
+def recorded_gt(folder: Path) -> dict[str, Any] | None:
+    """The lineage of the GT a run names: its results' (through a current summary.json, a few kB),
+    else the one its config.json planned (a run still going)."""
+    results = folder / RESULTS_FILE
+    if results.exists():
+        st = results.stat()
+        summary = read_run_summary(results, st.st_size, st.st_mtime_ns)
+        gt = (summary if summary is not None else load_results(results)).get("gt")
+        return gt if isinstance(gt, dict) else None
+    gt = (read_record(folder / CONFIG_FILE) or {}).get("gt")
+    return gt if isinstance(gt, dict) else None
+
+
 def history(folder: Path) -> list[Path]:
     """The folders of a run's earlier scorings (kept by a rescore), oldest first."""
     base = folder / HISTORY_DIR

@@ -10,18 +10,19 @@ the new ``results.json``, ``summary.json`` and ``gt.json``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from core.db import Database
 from core.errors import WorkbenchError
-from core.files import sha256_file, write_bytes_atomic
+from core.files import write_bytes_atomic
 from core.gt_lineage import describe, stale_reasons
 from core.metrics import score_results
 from core.metrics.io import dataset_review_texts
 from core.metrics.score import resolve_policy
-from core.runs.gt import COMPUTED, run_gt
+from core.runs.gt import COMPUTED, RunGT, run_gt
 from core.runs.records import (
     CONFIG_FILE,
     GT_FILE,
@@ -41,7 +42,7 @@ _METRIC_FIELDS = ("accuracy", "correct", "total", "n_without_gt", "auprc", "unif
                   "intervals", "policy_id_used", "verdict_scale")
 
 
-def lineage_of(results: dict[str, Any]) -> dict[str, Any] | None:
+def lineage_of(results: Mapping[str, Any]) -> dict[str, Any] | None:
     """The lineage of the GT a scored run names; runs made before lineage was recorded are read as
     what they recorded (a GT file and its sha256), an imported run as its own embedded verdicts."""
     gt = results.get("gt")
@@ -57,20 +58,33 @@ def lineage_of(results: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def gt_status(ws: Workspace, results: dict[str, Any], folder: Path | None = None) -> dict[str, Any]:
+def gt_status(ws: Workspace, results: Mapping[str, Any], folder: Path | None = None, *,
+              cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """``{origin, version, description, file, sha256, stale, stale_reasons, lineage, history}`` of a
-    scored run: ``file``/``sha256`` name the GT the run kept (``gt.json``) or the file it read."""
+    scored run: ``file``/``sha256`` name the GT the run kept (``gt.json``) or the file it read.
+    ``cache``: shared by the runs of one listing (:func:`core.gt_lineage.stale_reasons`)."""
     lineage = lineage_of(results)
-    reasons = stale_reasons(ws, lineage)
-    kept = folder / GT_FILE if folder is not None and (folder / GT_FILE).exists() else None
+    reasons = stale_reasons(ws, lineage, cache=cache)
     file: str | None = (lineage or {}).get("file")
     sha: str | None = (lineage or {}).get("file_sha256")
-    if kept is not None:
-        file, sha = str(kept.relative_to(ws.root)) if kept.is_relative_to(ws.root) else str(kept), sha256_file(kept)
+    if folder is not None and (lineage or {}).get("snapshot"):  # the GT the run kept, with the sha256 it recorded
+        kept = folder / str((lineage or {})["snapshot"])
+        file = str(kept.relative_to(ws.root)) if kept.is_relative_to(ws.root) else str(kept)
+        sha = (lineage or {}).get("snapshot_sha256")
     return {"origin": (lineage or {}).get("origin"), "version": (lineage or {}).get("version"),
             "description": describe(lineage), "file": file, "sha256": sha, "stale": bool(reasons),
             "stale_reasons": reasons, "lineage": lineage, "rescored_at": results.get("rescored_at"),
             "history": [str(p.relative_to(ws.root)) for p in history(folder)] if folder is not None else []}
+
+
+def status_line(gt: Mapping[str, Any] | None) -> str:
+    """``GT: <description> · runs/ID/gt.json sha256 1a2b3c4d5e6f`` and, when stale, why: one line
+    about a :func:`gt_status`, the same on the pages and in the command line."""
+    if not gt:
+        return "GT: none recorded"
+    sha = f" · {gt['file']} sha256 {str(gt['sha256'])[:12]}" if gt.get("file") and gt.get("sha256") else ""
+    stale = f" · STALE: {'; '.join(gt['stale_reasons'])} (runs rescore to update)" if gt.get("stale") else ""
+    return f"GT: {gt['description']}{sha}{stale}"
 
 
 def _run_facts(folder: Path, results: dict[str, Any]) -> tuple[str, str, str, int]:
@@ -84,14 +98,16 @@ def _run_facts(folder: Path, results: dict[str, Any]) -> tuple[str, str, str, in
     return str(dataset), str(results.get("task_id")), str(results.get("policy_id")), k
 
 
-def rescore_results(ws: Workspace, folder: Path, results: dict[str, Any], source: str | None) -> tuple[dict[str, Any], Any]:
+def rescore_results(ws: Workspace, folder: Path, results: dict[str, Any], source: str | None, *,
+                    gt: RunGT | None = None) -> tuple[dict[str, Any], RunGT]:
     """(the run's results scored against the GT of ``source``, that GT) without writing anything.
 
     ``source``: None keeps the run's kind of GT (computed again, or the same GT file read again),
-    ``"computed"`` computes it from the workspace's judgments now, anything else is a GT file.
+    ``"computed"`` computes it from the workspace's judgments now, anything else is a GT file;
+    ``gt``: a GT already made (the same for several runs), used instead.
     """
     old = lineage_of(results)
-    if source is None:
+    if source is None and gt is None:
         if old is not None and old.get("origin") == "embedded":
             raise WorkbenchError(f"run {folder.name} was imported with its own GT verdicts: rescore it with "
                                  "--gt computed or --gt FILE")
@@ -100,7 +116,7 @@ def rescore_results(ws: Workspace, folder: Path, results: dict[str, Any], source
     if dataset not in ws.datasets():
         raise WorkbenchError(f"run {folder.name} is of dataset {dataset!r}, which is not in {ws.root}")
     policy = resolve_policy(policy_id, ws)
-    gt = run_gt(ws, dataset, task, policy, k, source)
+    gt = gt or run_gt(ws, dataset, task, policy, k, source)
     if gt.document is None:
         raise WorkbenchError("; ".join(gt.warnings) or f"no GT for run {folder.name}")
     samples = [{key: v for key, v in s.items() if key not in ("gt_verdict", "correct")} for s in results["results"]]
@@ -127,7 +143,7 @@ def rescore_run(ws: Workspace, run_id: str, *, source: str | None = None) -> dic
         raise WorkbenchError(f"no GT for run {run_id}")
     kept = archive_scoring(folder)
     write_bytes_atomic(folder / GT_FILE, snapshot)
-    scored["gt"] = {**gt.lineage, "snapshot": GT_FILE, "snapshot_sha256": hashlib.sha256(snapshot).hexdigest()}
+    scored["gt"] = {**(gt.lineage or {}), "snapshot": GT_FILE, "snapshot_sha256": hashlib.sha256(snapshot).hexdigest()}
     scored["rescored_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     scored["rescored_from"] = {"version": (lineage_of(results) or {}).get("version"),
                                "history": str(kept.relative_to(folder))}

@@ -16,6 +16,7 @@ from core.runs.records import (
     SAMPLES_FILE,
     STATUS_FILE,
     read_record,
+    recorded_gt,
     run_dir,
 )
 from core.runs.rescore import gt_status
@@ -34,11 +35,13 @@ def run_status(ws: Workspace, run_id: str) -> dict[str, Any]:
     return status
 
 
-def list_runs(ws: Workspace) -> list[dict[str, Any]]:
-    """One row per run, newest first: id, config, status, duration, tokens, cost, errors."""
+def list_runs(ws: Workspace, *, with_gt: bool = False) -> list[dict[str, Any]]:
+    """One row per run, newest first: id, config, status, duration, tokens, cost, errors; with
+    ``with_gt`` also the GT it was scored (or planned) against: ``gt`` (a :func:`gt_status`)."""
     if not ws.runs_dir.exists():
         return []
-    rows = []
+    rows: list[dict[str, Any]] = []
+    cache: dict[Any, Any] = {}  # the current GT of each (dataset, task, definition, K), computed once
     for folder in ws.runs_dir.iterdir():
         if not folder.is_dir() or folder.name.startswith((".", "_")):
             continue
@@ -57,6 +60,8 @@ def list_runs(ws: Workspace) -> list[dict[str, Any]]:
             "tokens": int(status.get("prompt_tokens") or 0) + int(status.get("completion_tokens") or 0),
             "cost_usd": status.get("cost_usd"), "started_at": status.get("started_at") or config.get("created_at"),
             "origin": config.get("origin"),
+            **({"gt": gt_status(ws, {"gt": recorded_gt(folder), "config": config}, folder, cache=cache)}
+               if with_gt else {}),
         })
     return sorted(rows, key=lambda r: (str(r.get("started_at") or ""), r["run_id"]), reverse=True)
 

@@ -13,7 +13,6 @@ import streamlit as st
 
 from core import ui
 from core.judging import charts
-from core.judgments import get_gt_judge
 from core.ui import cache
 from core.workspace import Workspace
 
@@ -121,15 +120,16 @@ def offline_note(ws: Workspace, dataset: str, task: str, judge: str | None, judg
 
 
 def offline_provenance(ws: Workspace, run: dict[str, Any]) -> str | None:
-    """For a run's page: which of its parts come from offline rule systems (the model, the GT judge)."""
+    """For a run's page: which of its parts come from offline rule systems: the model, and the judge
+    of the GT the run was scored against (read from the run's own GT lineage, never inferred from
+    the workspace's current settings)."""
     parts = []
     model = str(run.get("model") or "")
     if model == "heuristic" or model.startswith("offline"):
         parts.append(f"the method's answers come from the offline model {model} (rules, no LLM)")
-    dataset, task = (run.get("config") or {}).get("dataset"), run.get("task_id")
-    if dataset and task and dataset in ws.datasets():
-        judge = get_gt_judge(ws, dataset, task)
-        if is_offline(judge):
-            parts.append(f"the ground truth of {dataset}/{task} comes from the offline judge {judge} "
-                         "(see the README for its measured quality)")
+    lineage: dict[str, Any] = run["gt"] if isinstance(run.get("gt"), dict) else {}
+    judge = lineage.get("judge") or (lineage.get("computed_from") or {}).get("judge")
+    if judge and is_offline(str(judge)):
+        parts.append(f"the ground truth it was scored against comes from the offline judge {judge} "
+                     "(see the README for its measured quality)")
     return ("Offline parts: " + "; ".join(parts) + ".") if parts else None

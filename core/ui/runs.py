@@ -14,6 +14,7 @@ import polars as pl
 import streamlit as st
 
 from core.errors import WorkbenchError
+from core.ground_truth.gt_files import scan_gt_files
 from core.ground_truth.policy_loader import list_policies
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints
@@ -124,14 +125,34 @@ def resume(ws: Workspace, run_id: str) -> dict[str, Any]:
 
 
 def runs_table(ws: Workspace) -> pl.DataFrame:
-    """Past runs for the table: config, status, duration, tokens, cost, a link to the results."""
-    rows = list_runs(ws)
+    """Past runs for the table: config, status, duration, tokens, cost, the GT each was scored
+    against (its version and whether it is stale, with why), a link to the results."""
+    rows = list_runs(ws, with_gt=True)
     cols = ["run_id", "status", "method", "model", "policy", "k", "done", "errors", "tokens", "cost_usd", "elapsed_s"]
-    frame = pl.DataFrame([{c: r.get(c) for c in cols} for r in rows], schema={
+    frame = pl.DataFrame([{**{c: r.get(c) for c in cols}, "gt": _gt_cell(r["gt"]), "gt_stale": r["gt"]["stale"],
+                           "gt_why": "; ".join(r["gt"]["stale_reasons"]) or None} for r in rows], schema={
         "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8,
         "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
-        "elapsed_s": pl.Float64}, strict=False)
+        "elapsed_s": pl.Float64, "gt": pl.Utf8, "gt_stale": pl.Boolean, "gt_why": pl.Utf8}, strict=False)
     return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"))
+
+
+def _gt_cell(gt: dict[str, Any]) -> str:
+    """A GT in a table cell: its origin and short version ("computed 4ed33a8d", "file 1a2b3c4d")."""
+    if not gt.get("origin"):
+        return "none"
+    return f"{gt['origin']} {str(gt.get('version') or '')[:8]}".strip()
+
+
+def gt_choices(ws: Workspace, task: str, policy: str, k: int) -> dict[str, str | None]:
+    """Label → GT source of a run: computed from the judgments now (the default, None), or any GT
+    file of the workspace (imported or exported) of the same policy or task and the same K."""
+    out: dict[str, str | None] = {"computed from the judgments and overrides now": None}
+    files, _ = scan_gt_files(ws)
+    for f in files:
+        if f.get("k") == k and (f.get("definition") == policy or f.get("task") == task):
+            out[f"GT file gt/{f['name']}" + (" (imported)" if f.get("imported") else "")] = f["path"]
+    return out
 
 
 def resumable(ws: Workspace) -> list[str]:
