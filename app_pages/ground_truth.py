@@ -6,10 +6,10 @@ import streamlit as st
 
 from core import ui
 from core.errors import WorkbenchError
-from core.ground_truth import k_label
+from core.ground_truth import FORMULAS, k_label
 from core.gt_views import definitions
 from core.tasks import task_ids
-from core.ui import cache, gt_grid, gt_page
+from core.ui import cache, gt_grid, gt_page, gt_runs
 from core.ui import judges as ui_judges
 
 ws = ui.current_workspace()
@@ -36,8 +36,8 @@ if status.ready:
     else:
         views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
         gt_page.coverage_warning(views)  # above the tabs: it concerns every one of them
-tab_rest, tab_dist, tab_judging, tab_compare, tab_export = st.tabs(
-    ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Export"],
+tab_rest, tab_dist, tab_judging, tab_compare, tab_runs, tab_export = st.tabs(
+    ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Runs", "Export"],
     default="Restaurant × K" if status.ready else "Judging", key=gt_page.K_TAB, on_change="rerun")
 with tab_judging:
     gt_page.judging_section(ws, dataset, choice)
@@ -59,6 +59,12 @@ with tab_rest:
     business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")
     gt_grid.primitives_section(frame, choice, dataset, judge_param, key, views)
+if tab_runs.open:  # the runs scored against this GT, and what a GT change does to them
+    with tab_runs:
+        if choice.chosen.variant is None and choice.definition not in FORMULAS:
+            gt_runs.runs_section(ws, dataset, choice.task, choice.definition)
+        else:
+            st.info("Runs are scored against GT of a policy: pick a policy to see its runs.")
 if tab_export.open:  # drawn once shown: a button drawn before the tab's rerun would offer a revoked download
     with tab_export:
         gt_page.export_section(ws, dataset, choice, frame)

@@ -19,7 +19,7 @@ from core.ground_truth.coverage import short_message
 from core.gt_views.status import offline_judge_kind
 from core.judgments import set_gt_judge
 from core.tasks import get_task
-from core.ui import cache, hosting, judge_jobs
+from core.ui import cache, gt_runs, hosting, judge_jobs
 from core.ui.paid import cost_line, paid_refusal
 from core.ui.text import safe
 from core.workspace import Workspace
@@ -241,6 +241,7 @@ def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFr
     filename = gt_filename(choice.definition, export_k, layout)
     hosting.download_button(e3, f"Download {filename}", _bytes, file_name=filename, mime="application/json",
                             key="gt.download", icon=":material/download:")
+    gt_runs.write_button(ws, dataset, choice.task, cache.resolved(ws, choice.definition), export_k, layout)
     st.caption("The file carries the formula version, K asked for, each restaurant's reviews used, how many "
                "restaurants fell short of K, the dataset, task and the sha256 of the judgments (and, for a "
                "variant, its name and the sha256 of its constants).")
