@@ -133,10 +133,10 @@ else:
         "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
         "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),
-        "gt": st.column_config.TextColumn("GT", help="The GT the run was scored against: computed here, or a GT file; "
-                                                     "its version (a digest of its inputs). Results names it in full."),
-        "gt_stale": st.column_config.CheckboxColumn("GT stale", help="Its inputs changed since (overrides, judgments, "
-                                                                     "judge, definition): rescore it on its Results page"),
-        "gt_why": st.column_config.TextColumn("Why stale", width=160),
+        "model": st.column_config.TextColumn("Model", help="— for the baselines, which call no model"),
+        "gt": st.column_config.TextColumn("GT", help="The GT the run was scored against (computed here, or a GT file) "
+                                                     "and its version, a digest of its inputs; 'stale' when they "
+                                                     "changed since. Its Results page names it in full and rescores it."),
+        "gt_stale": None, "gt_why": None,
         "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

@@ -77,13 +77,15 @@ def gt_status(ws: Workspace, results: Mapping[str, Any], folder: Path | None = N
             "history": [str(p.relative_to(ws.root)) for p in history(folder)] if folder is not None else []}
 
 
-def status_line(gt: Mapping[str, Any] | None) -> str:
+def status_line(gt: Mapping[str, Any] | None, *, stale_hint: str | None = "runs rescore to update") -> str:
     """``GT: <description> · runs/ID/gt.json sha256 1a2b3c4d5e6f`` and, when stale, why: one line
-    about a :func:`gt_status`, the same on the pages and in the command line."""
+    about a :func:`gt_status`, the same on the pages and in the command line (``stale_hint=None``:
+    without the staleness, which a page says in its own banner)."""
     if not gt:
         return "GT: none recorded"
     sha = f" · {gt['file']} sha256 {str(gt['sha256'])[:12]}" if gt.get("file") and gt.get("sha256") else ""
-    stale = f" · STALE: {'; '.join(gt['stale_reasons'])} (runs rescore to update)" if gt.get("stale") else ""
+    stale = (f" · STALE: {'; '.join(gt['stale_reasons'])} ({stale_hint})"
+             if gt.get("stale") and stale_hint is not None else "")
     return f"GT: {gt['description']}{sha}{stale}"
 
 

@@ -273,9 +273,9 @@ def gt_panel(ws: Any, stamp: Stamp) -> None:
     with "Rescore against current GT"; after a rescore, the scores before and after."""
     run = load_run(stamp)
     status = run_gt_status(ws, stamp)
-    st.text(status_line(status))  # text from files: shown as text, never markdown
+    st.text(status_line(status, stale_hint=None))  # text from files: shown as text, never markdown
     if status["stale"]:
-        left, right = st.columns([4, 1], vertical_alignment="center")
+        left, right = st.columns([3, 1], vertical_alignment="center")
         left.warning("This run's GT is stale: " + "; ".join(status["stale_reasons"]) + ". Its scores are against "
                      f"GT version {status['version']}, not what the workspace gives now.", icon=":material/warning:")
         refused = hosting.admin_refusal(ws, "rescore a run")
@@ -344,6 +344,8 @@ def compare_gt_note(ws: Any, picked: tuple[Stamp, ...], labels: list[str]) -> No
                "differences, newly failing / fixed and every *real* use only the restaurants whose GT verdict is the "
                "same in both runs (rescore them against one GT to compare every restaurant).", icon=":material/rule:")
     st.dataframe(pl.DataFrame({"run": labels, "K": [load_run(s).get("k") for s in picked],
-                               "GT": [s["description"] for s in statuses],
-                               "stale": ["; ".join(s["stale_reasons"]) for s in statuses]}),
-                 hide_index=True, width="stretch", placeholder="—")
+                               "GT version": [s["version"] for s in statuses],
+                               "GT": [s["description"].split(" · version ")[0] for s in statuses],
+                               "stale": ["; ".join(s["stale_reasons"]) or None for s in statuses]}),
+                 hide_index=True, width="stretch", placeholder="—",
+                 column_config={"GT": st.column_config.TextColumn(width="large"), "K": st.column_config.NumberColumn(width=40)})

@@ -130,7 +130,9 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
     rows = list_runs(ws, with_gt=True)
     cols = ["run_id", "status", "method", "model", "policy", "k", "done", "errors", "tokens", "cost_usd", "elapsed_s"]
     frame = pl.DataFrame([{**{c: r.get(c) for c in cols}, "gt": _gt_cell(r["gt"]), "gt_stale": r["gt"]["stale"],
-                           "gt_why": "; ".join(r["gt"]["stale_reasons"]) or None} for r in rows], schema={
+                           "gt_why": "; ".join(r["gt"]["stale_reasons"]) or None,
+                           "model": r.get("model") if r.get("method") not in METHODS or METHODS[r["method"]].uses_llm
+                           else None} for r in rows], schema={
         "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8,
         "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
         "elapsed_s": pl.Float64, "gt": pl.Utf8, "gt_stale": pl.Boolean, "gt_why": pl.Utf8}, strict=False)
@@ -138,10 +140,11 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
 
 
 def _gt_cell(gt: dict[str, Any]) -> str:
-    """A GT in a table cell: its origin and short version ("computed 4ed33a8d", "file 1a2b3c4d")."""
+    """A GT in a table cell: its origin, short version and staleness ("computed 4ed33a8d", "file
+    1a2b3c4d stale"); the page's Results names it in full, with why it is stale."""
     if not gt.get("origin"):
         return "none"
-    return f"{gt['origin']} {str(gt.get('version') or '')[:8]}".strip()
+    return f"{gt['origin']} {str(gt.get('version') or '')[:8]}{' stale' if gt.get('stale') else ''}".strip()
 
 
 def gt_choices(ws: Workspace, task: str, policy: str, k: int) -> dict[str, str | None]:

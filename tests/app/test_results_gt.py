@@ -95,3 +95,17 @@ def test_runs_scored_against_different_gts_are_compared_like_with_like(app_facto
     at.selectbox(key="results.bucket").set_value("GT differs").run()
     listed = next(d.value for d in at.dataframe if "bucket" in d.value.columns)
     assert list(listed["business_id"]) == [changed]
+
+
+def test_the_runs_page_lists_each_run_gt_and_staleness(app_factory, ws):
+    _override_an_incident(ws)
+    assert cli(ws, "runs", "rescore", "kw_b") == 0
+    at = app_factory(ws).run()
+    at.switch_page("app_pages/runs.py").run()
+    assert not at.exception, at.exception
+    past = next(d.value for d in at.dataframe if "gt_stale" in d.value.columns)
+    rows = {r["run_id"]: r for r in past.to_dict("records")}
+    assert rows["kw_a"]["gt_stale"] and rows["kw_a"]["gt_why"] == "overrides changed (1 added)"
+    assert rows["kw_a"]["gt"].endswith(" stale") and rows["kw_a"]["model"] is None  # a baseline calls no model
+    assert not rows["kw_b"]["gt_stale"] and rows["kw_b"]["gt"].startswith("computed ")
+    assert "1 override" in "\n".join(t.value for t in at.text)  # the launch form's GT, in words
