@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import emit, json_flag
+from core.cli.refs import scorer_dir, study_run, study_run_file
 from core.progress import cli_progress
 
 
@@ -25,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train a scorer on a labeling project's consensus")
     p.add_argument("--project", required=True, help="labeling project with consensus labels")
     p.add_argument("--kind", default="tfidf-ridge", help="tfidf-ridge (default) or tfidf-wordchar-ridgecv")
-    p.add_argument("--out", required=True, metavar="MODEL_DIR", help="model folder to write")
+    p.add_argument("--out", required=True, metavar="NAME_OR_DIR",
+                   help="the scorer's name (written to scorers/NAME of the workspace) or a folder path")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--test-size", type=float, default=0.25, help="share of prompts held out (default 0.25)")
     p.add_argument("--cv", type=int, default=5, help="grouped cross-validation folds (default 5)")
@@ -34,14 +36,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("apply", help="score a run.jsonl and write run_scored.jsonl")
-    p.add_argument("model_dir", metavar="MODEL_DIR")
-    p.add_argument("run", metavar="RUN.jsonl")
-    p.add_argument("--out", required=True, metavar="run_scored.jsonl")
+    p.add_argument("model_dir", metavar="SCORER", help="a scorer of the workspace by name, or a model folder path")
+    p.add_argument("run", metavar="RUN", help="a study run STUDY/RUN_ID of the workspace, or a run.jsonl path")
+    p.add_argument("--out", metavar="run_scored.jsonl",
+                   help="where to write (default: run_scored.jsonl beside the study run; required for a path)")
     json_flag(p)
     p.set_defaults(func=cmd_apply)
 
     p = sub.add_parser("evaluate", help="a scorer against a project's consensus (items it was not trained on)")
-    p.add_argument("model_dir", metavar="MODEL_DIR")
+    p.add_argument("model_dir", metavar="SCORER", help="a scorer of the workspace by name, or a model folder path")
     p.add_argument("--project", required=True)
     json_flag(p)
     p.set_defaults(func=cmd_evaluate)
@@ -72,7 +75,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     examples = data.consensus_examples(store, project, include_models=args.include_model_raters)
     trained = model.train(examples, data.project_ratings(store, project), kind=args.kind, seed=args.seed,
                           test_size=args.test_size, cv=args.cv, project=project.name)
-    out = model.save(trained, Path(args.out))
+    out = model.save(trained, scorer_dir(args.workspace, args.out))
     summary = {**model.summary_line(trained.manifest), "model_dir": str(out),
                "training_data_sha256": trained.manifest["training_data_sha256"], "cv": trained.manifest["cv"]}
     cv = trained.manifest["cv"]
@@ -89,9 +92,13 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from core.scorer import model
     from core.study import scoring
 
-    scorer = model.load(args.model_dir)
+    scorer = model.load(scorer_dir(args.workspace, args.model_dir))
+    run = study_run_file(args.workspace, args.run, scored=False)
+    if args.out is None and study_run(args.run) is None:
+        raise ValueError("--out is required when RUN is a file path (a study run STUDY/RUN_ID writes beside itself)")
+    out = Path(args.out) if args.out else run.with_name("run_scored.jsonl")
     with cli_progress("score", enabled=not args.no_progress) as progress:
-        result = scoring.apply_to_run(scorer, args.run, args.out, progress=progress)
+        result = scoring.apply_to_run(scorer, run, out, progress=progress)
     emit(args, result, f"{result['scored']:,} responses scored by {result['scorer_model']} "
          f"({result['failed_responses']} failed responses left unscored) -> {result['path']}")
     return 0
@@ -103,7 +110,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from core.labeling.store import open_store
     from core.scorer import apply, model
 
-    scorer = model.load(args.model_dir)
+    scorer = model.load(scorer_dir(args.workspace, args.model_dir))
     store = open_store(args.workspace.root)
     result = apply.evaluate(scorer, store, get_project(store, args.project))
     text = (f"{result['scorer_model']} on {result['project']}: {result['n_test']} consensus items it was not trained "

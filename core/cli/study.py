@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import emit, json_flag
+from core.cli.refs import study_run_file
 from core.progress import cli_progress
 
 
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_collect)
 
     p = sub.add_parser("audit", help="push a blinded, stratified sample of a scored run to a labeling project")
-    p.add_argument("scored", metavar="RUN_SCORED.jsonl")
+    p.add_argument("scored", metavar="RUN", help="a scored study run STUDY/RUN_ID of the workspace, or a run_scored.jsonl path")
     p.add_argument("--project", required=True)
     p.add_argument("--n", type=int, default=100, help="responses to sample (default 100)")
     p.add_argument("--seed", type=int, default=0)
@@ -59,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("analyze", help="scores by model and perspective, uplifts, model vs human")
-    p.add_argument("scored", metavar="RUN_SCORED.jsonl")
+    p.add_argument("scored", metavar="RUN", help="a scored study run STUDY/RUN_ID of the workspace, or a run_scored.jsonl path")
     p.add_argument("--project", help="audit project: adds model vs human on the audited items")
     p.add_argument("--bins", type=float, help="stance bin threshold (default 0.33)")
     p.add_argument("--top", type=int, default=10, help="disagreements to list")
@@ -153,7 +154,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from core.study import audit
     from core.study.runs import read_run
 
-    records = read_run(args.scored, scored=True)
+    records = read_run(study_run_file(args.workspace, args.scored, scored=True), scored=True)
     sample = audit.stratified_sample(records, args.n, seed=args.seed)
     args.workspace.ensure()
     project, report = audit.push_audit(open_store(args.workspace.root), args.project, sample,
@@ -188,7 +189,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         store = open_store(args.workspace.root)
         project = get_project(store, args.project)
         labels, audit_frames = project.scale_labels, audit_results(store, project)
-    rep = analysis.analyze(args.scored, audit=audit_frames, labels=labels, top=args.top,
+    rep = analysis.analyze(study_run_file(args.workspace, args.scored, scored=True), audit=audit_frames, labels=labels, top=args.top,
                            threshold=DEFAULT_BIN_THRESHOLD if args.bins is None else args.bins)
     lines = [f"{rep['n_scored']}/{rep['n_records']} responses scored by {', '.join(rep['scorer_models'])}"
              + (f" (offline models: {', '.join(rep['offline_models'])})" if rep["offline_models"] else "")]
