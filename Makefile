@@ -7,9 +7,15 @@ WORKBENCH_WORKSPACE ?= $(or $(WORKSPACE),data/demo)
 PORT ?= 8501
 # localhost by default (and no external-IP lookup); `make run ADDRESS=0.0.0.0` to serve other machines
 ADDRESS ?= localhost
-PYTEST_ARGS ?=
+# The suite runs on every core (pytest-xdist; tests that share a server stay on one worker:
+# --dist loadgroup); `make test PYTEST_ARGS=-n0` runs it in one process.
+PYTEST_ARGS ?= -n auto --dist loadgroup
+# The original systems' reference files, when a checkout of the shared folder sits beside this one
+# (as in CI): their tests then run instead of skipping.
+WORKBENCH_FIXTURES ?= $(if $(wildcard ../shared/fixtures/README.md),$(abspath ../shared/fixtures),)
+export WORKBENCH_FIXTURES
 
-.PHONY: run test install install-dev demo lint bench clean
+.PHONY: run test test-fast install install-dev demo lint bench clean
 
 # The project itself is installed editable: the `workbench` command (= python -m core) works from any folder.
 $(VENV)/.runtime: requirements.txt pyproject.toml
@@ -47,6 +53,13 @@ test: install-dev
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The suite without the browser tests (no Chromium needed): the quick loop while developing.
+test-fast: install-dev
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not e2e"
 
 bench: install-dev
 	$(PY) bench/import_scan.py

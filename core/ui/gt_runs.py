@@ -83,9 +83,8 @@ def runs_section(ws: Workspace, dataset: str, task: str, base: str) -> None:
     refused = hosting.admin_refusal(ws, "rescore runs")
     if st.button(f"Rescore the {len(out['runs'])} run(s) against the GT now", key="gt.runs.rescore",
                  disabled=bool(refused), help=refused or "Their earlier scoring is kept (history/)."):
-        for r in out["runs"]:
+        for r in out["runs"]:  # the rescores rewrite each run's summary.json: the listing's key moves with it
             rescore_run(ws, r["run_id"])
-        st.cache_data.clear()
         st.rerun()
 
 

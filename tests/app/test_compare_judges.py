@@ -76,11 +76,16 @@ def test_offline_provenance_names_the_offline_model_and_gt_judge(tmp_path):
 
     ws = _second_judge(tmp_path / "ws", "heuristic-v2", drop_incidents_of=FLIP)
     set_gt_judge(ws, DATASET, TASK, "heuristic-v2")
-    run = {"model": "heuristic", "task_id": TASK, "config": {"dataset": DATASET}}
+    run = {"model": "heuristic", "task_id": TASK, "config": {"dataset": DATASET},
+           "gt": {"origin": "computed", "judge": "heuristic-v2", "dataset": DATASET, "task": TASK}}
     text = offline_provenance(ws, run)
     assert "offline model heuristic" in text and "offline judge heuristic-v2" in text
+    # the run's own GT lineage names its judge: the workspace's current GT judge is never read for it
     set_gt_judge(ws, DATASET, TASK, JUDGE)
-    assert offline_provenance(ws, {**run, "model": "gpt-4o-mini"}) is None
+    assert "offline judge heuristic-v2" in offline_provenance(ws, {**run, "model": "gpt-4o-mini"})
+    llm_gt = {**run, "model": "gpt-4o-mini", "gt": {**run["gt"], "judge": JUDGE}}
+    assert offline_provenance(ws, llm_gt) is None
+    assert offline_provenance(ws, {**llm_gt, "gt": None}) is None
 
 
 def test_trace_says_when_its_judge_is_offline(app_factory, tmp_path):
