@@ -7,8 +7,10 @@ allergy: :func:`context_reason` drops a cue
    in its own sentence or a neighbouring one (hives, an allergic reaction, are context too);
 2. next to an ordinary illness or a non-food allergy ("I had a cold, so I took a Claritin",
    "seasonal allergies"), unless its own sentence names a food allergen or a food allergy;
-3. for a tingling, numb or burning mouth, next to the dish's spice or heat ("the Sichuan
-   peppercorns numbed my lips"), unless its own sentence names an allergy;
+3. for a tingling, numb or burning mouth, a tight throat or no breath, next to the dish's spice or
+   heat ("the Sichuan peppercorns numbed my lips", "so spicy I could barely breathe"; for breath
+   also a full stomach or a laugh), unless its own sentence names an allergy;
+   and an idiom that only looks like a symptom ("sick of", "a rash decision", "a fight broke out");
 4. for a hospital, an ER or an urgent care, when it is a place: where the restaurant is or someone
    works or visits ("across the street from the hospital"), a description ("hospital lighting",
    "like an ER"), or part of a proper name ("Pennsylvania Hospital") nobody was taken to.
@@ -92,7 +94,10 @@ def context_reason(text: str, spans: list[tuple[int, int]], i: int, start: int, 
         return "no allergy context in its sentence or a neighbouring one"
     if R.NOT_FOOD_CAUSE.search(window) and not R.FOOD_ALLERGY.search(sentence):
         return "an ordinary illness or a non-food allergy explains it"
-    if rule in R.MOUTH_CUES and R.SPICE_OR_HEAT.search(window) and not R.ALLERGY_WORD.search(sentence):
+    if R.IDIOM.match(text, end):
+        return "an idiom, not a symptom"
+    other = R.SPICE_OR_HEAT.search(window) or (rule == "could_not_breathe" and R.BREATH_OTHER.search(sentence))
+    if rule in R.MOUTH_CUES and other and not R.ALLERGY_WORD.search(sentence):
         return "the dish's spice or heat, not a reaction"
     if rule in R.PLACE_CUES and is_place(text, spans[i][0], start, end):
         return "a place, not a visit for a reaction"

@@ -152,7 +152,17 @@ SPICE_OR_HEAT = re.compile(
 )
 # An allergy word (not just an ingredient) in the cue's sentence: the tingle is a reaction after all.
 ALLERGY_WORD = re.compile(r"\ballerg\w*|\banaphyla\w*|\bepi-?\s?pen|\bintoleran\w*", _I)
-MOUTH_CUES = frozenset({"itchy_mouth", "tingling_mouth"})
+# Cues the dish's spice or heat (or a full stomach, a laugh) explain: a tingling, numb or burning
+# mouth, a tight throat, no breath ("so spicy I could barely breathe").
+MOUTH_CUES = frozenset({"itchy_mouth", "tingling_mouth", "throat_closing", "could_not_breathe"})
+BREATH_OTHER = re.compile(r"\b(?:so full|stuffed|laugh\w*|crowded|packed|smok\w*|stuffy)\b", _I)
+# Idioms that look like a symptom: "sick of", "sick and tired", "ill-prepared", "a rash decision",
+# "a fight broke out", "broke out the champagne" (a rash breaks out *in*, *on*, *all over*, *with*).
+IDIOM = re.compile(
+    r"(?<=sick)\s+(?:of|and tired)\b|(?<=ill)-\w|(?<=rash)\s+(?:decision|choice|move|judgm?ent|statement|remark|"
+    r"promise|purchase|assumption)|(?<=broke out)(?!\s+(?:in|on|all over|with|everywhere|into)\b|\s*(?:[.,;:!)]|$))",
+    _I,
+)
 # Words that name an allergic reaction by themselves and so are allergy context for heuristic-v2's
 # cues, their own included (anaphylaxis, EpiPen, epinephrine, "allergic" are in ALLERGY_CONTEXT).
 ALLERGIC_SIGN = re.compile(r"\bhives\b", _I)

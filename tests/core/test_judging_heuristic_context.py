@@ -61,6 +61,17 @@ CASES = [
      ("moderate", "firsthand", "none")),
     ("The satay gave me hives within minutes.", ("moderate", "firsthand", "none"), ("moderate", "firsthand", "none")),
 ]
+# Idioms and hyperboles that look like symptoms, beside an allergen (r2's idiom and spice rules);
+# r1 claimed a firsthand incident in each of the five that are none.
+IDIOMS = [
+    ("The wings with the peanut rub were so spicy I could barely breathe.", NONE),
+    ("I was so full after the almond cake I could barely breathe.", NONE),
+    ("I was sick of waiting, and the walnut salad was soggy anyway.", NONE),
+    ("Ordering the pecan pie was a rash decision; it was too sweet.", NONE),
+    ("A fight broke out at the bar while we ate our peanut noodles.", NONE),
+    ("Allergic to peanuts, and after the satay I broke out in a rash.", ("moderate", "firsthand", "none")),
+    ("I'm allergic to peanuts and could barely breathe after the satay.", ("severe", "firsthand", "none")),
+]
 
 
 def _fields(text: str) -> tuple[str, ...]:
@@ -70,6 +81,11 @@ def _fields(text: str) -> tuple[str, ...]:
 @pytest.mark.parametrize(("text", "r2", "r1"), CASES)
 def test_r2_needs_allergy_context_and_no_other_explanation(text, r2, r1):
     assert _fields(text) == r2
+
+
+@pytest.mark.parametrize(("text", "expected"), IDIOMS)
+def test_r2_idioms_and_hyperboles_are_not_symptoms(text, expected):
+    assert _fields(text) == expected
 
 
 def test_the_cases_cover_both_directions():
