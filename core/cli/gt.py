@@ -5,6 +5,7 @@
     python -m core gt import FILE [--dataset D]
     python -m core gt list
     python -m core gt trace --dataset D --task G1a --formula v1 --k 50 --restaurant "Vetri Cucina"
+    python -m core gt uncertainty --dataset D --task G1a --formula G1_allergy_V2 --k 25 --confusion C.json [--draws N] [--seed S]
 
 ``--formula`` takes a formula (v1, v2), a policy id (G1_allergy_V0..V3) or a what-if variant saved on
 the Trace page (its file carries the variant name and a hash of its constants); ``--k all`` uses every
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import emit
+from core.cli import emit, gt_uncertainty, json_flag
 from core.ground_truth import (
     distribution_by_k,
     import_gt_file,
@@ -32,13 +33,14 @@ from core.judgments import resolve_judge, stale_count
 from core.restaurant_names import find_restaurant
 from core.variants import resolve_definition
 
-ACTIONS = ("compute", "import", "list", "trace")
+ACTIONS = ("compute", "import", "list", "trace", "uncertainty")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "gt", help="ground truth: compute per K and write (default), import, list, trace",
-        description="Compute GT (default action), import a GT file made elsewhere, list GT files, or trace one restaurant.",
+        "gt", help="ground truth: compute per K and write (default), import, list, trace, uncertainty",
+        description="Compute GT (default action), import a GT file made elsewhere, list GT files, trace one restaurant, "
+                    "or give each verdict's probability under a judge's confusion (uncertainty).",
     )
     p.add_argument("action", nargs="?", choices=ACTIONS, default="compute", help="default: compute")
     p.add_argument("file", nargs="?", help="GT file to import (gt import FILE)")
@@ -51,6 +53,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output file (one K) or folder (several K); default gt/{dataset}/{task}/")
     p.add_argument("--judge", help="judge whose judgments to use (default: the dataset/task's GT judge)")
     p.add_argument("--restaurant", help="business_id or name, any case (gt trace)")
+    p.add_argument("--confusion", help="gt uncertainty: JSON {field: {judged value: {true value: probability}}}")
+    p.add_argument("--draws", type=int, default=20_000, help="gt uncertainty: Monte Carlo draws (default 20000)")
+    p.add_argument("--seed", type=int, default=0, help="gt uncertainty: seed of the draws (default 0)")
+    json_flag(p)
     p.set_defaults(func=run)
 
 
@@ -63,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         return _list(args)
     if not args.dataset:
         raise ValueError(f"gt {args.action} needs --dataset")
+    if args.action == "uncertainty":
+        return gt_uncertainty.run(args)
     return _trace(args) if args.action == "trace" else _compute(args)
 
 
