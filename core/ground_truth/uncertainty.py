@@ -135,8 +135,9 @@ def gt_verdicts(
 
 
 @dataclass
-class _Restaurant:
-    """One restaurant to simulate: its rows in ``base``, uncertain cells and pseudo-datasets."""
+class Variants:
+    """Variants of one restaurant's judgments to evaluate: pseudo-dataset d sets cell j (a row of
+    ``base`` and a field) to ``cells[j][2][digits[j, d]][0]``; the other rows and fields stay."""
 
     code: int  # row of the restaurant in ``rest``
     start: int  # its first row in ``base``
@@ -201,7 +202,7 @@ def _drawn(cells: list[tuple[int, str, Outcomes]], draws: int, rng: np.random.Ge
 
 
 def _plan(base: pl.DataFrame, codes: np.ndarray, rest_ids: list[str], confusion: Confusion, k: int | None,
-          options: dict[str, Any]) -> list[_Restaurant]:
+          options: dict[str, Any]) -> list[Variants]:
     cells = _cells(base, confusion)
     starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else np.zeros(0, dtype=np.int64)
     out = []
@@ -215,15 +216,14 @@ def _plan(base: pl.DataFrame, codes: np.ndarray, rest_ids: list[str], confusion:
         else:
             digits, weight = _drawn(mine, options["draws"], _seed(options["seed"], k, rest_ids[code]))
         exact = combos <= options["exact_limit"]
-        out.append(_Restaurant(code, int(s), int(e - s), mine, exact, digits, weight,
+        out.append(Variants(code, int(s), int(e - s), mine, exact, digits, weight,
                                combos if exact else options["draws"]))
     return out
 
 
-def _pseudo(base: pl.DataFrame, rest: pl.DataFrame, chunk: list[_Restaurant],
-            ) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray, np.ndarray]:
-    """(judgments, restaurants, owning restaurant, weight) of the chunk's pseudo-datasets; pseudo
-    restaurant i is business_id ``str(i)``, its rows are the owner's rows with the cells' outcomes."""
+def stack_variants(base: pl.DataFrame, rest: pl.DataFrame, chunk: list[Variants]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(judgments, restaurants) of the chunk's pseudo-datasets, in chunk order: pseudo restaurant i
+    is business_id ``str(i)``, its rows are its restaurant's rows with the cells' outcomes."""
     size = np.array([r.size for r in chunk], dtype=np.int64)
     length = np.array([r.length for r in chunk], dtype=np.int64)
     blocks = size * length
@@ -249,12 +249,12 @@ def _pseudo(base: pl.DataFrame, rest: pl.DataFrame, chunk: list[_Restaurant],
         *[pl.Series(name, vocab, dtype=pl.Utf8).gather(codes) for name, (vocab, _, codes) in columns.items()])
     owner = np.repeat(np.array([r.code for r in chunk], dtype=np.int64), size)
     restaurants = rest[owner].with_columns(pl.Series("business_id", np.arange(len(owner))).cast(pl.Utf8))
-    return rows, restaurants, owner, np.concatenate([r.weight for r in chunk])
+    return rows, restaurants
 
 
-def _chunks(plan: list[_Restaurant], budget: int) -> list[list[_Restaurant]]:
+def chunk_variants(plan: list[Variants], budget: int) -> list[list[Variants]]:
     """Restaurants in groups of at most ``budget`` pseudo-dataset rows (one restaurant at least)."""
-    out: list[list[_Restaurant]] = [[]]
+    out: list[list[Variants]] = [[]]
     rows = 0
     for r in plan:
         if out[-1] and rows + r.size * r.length > budget:
@@ -265,7 +265,22 @@ def _chunks(plan: list[_Restaurant], budget: int) -> list[list[_Restaurant]]:
     return [c for c in out if c]
 
 
-def _base_rows(judgments: pl.DataFrame, k: int | None, code_of: dict[str, int]) -> pl.DataFrame:
+def variant_verdicts(
+    base: pl.DataFrame, rest: pl.DataFrame, plan: list[Variants], definition: Formula | Policy, k: int | None, *,
+    constants: Mapping[str, Any] | None = None, reference_year: int | None = None, row_budget: int = ROW_BUDGET,
+) -> list[np.ndarray]:
+    """The verdict of every pseudo-dataset of every entry of ``plan`` (arrays in plan order), set-wise."""
+    out: list[np.ndarray] = []
+    for chunk in chunk_variants(plan, row_budget):
+        rows, pseudo_rest = stack_variants(base, rest, chunk)
+        got = gt_verdicts(rows, pseudo_rest, definition, k, constants=constants, reference_year=reference_year)
+        verdicts = np.empty(pseudo_rest.height, dtype=object)
+        verdicts[got["business_id"].cast(pl.Int64).to_numpy()] = got["verdict"].to_numpy()
+        out += np.split(verdicts, np.cumsum([v.size for v in chunk])[:-1])
+    return out
+
+
+def base_rows(judgments: pl.DataFrame, k: int | None, code_of: dict[str, int]) -> pl.DataFrame:
     """The judgments GT counts at K (no parse error, idx < K), with ``_r`` = restaurant code, sorted."""
     base = judgments.filter(pl.col("idx") < k) if k is not None else judgments
     if "parse_error" in base.columns:
@@ -285,18 +300,15 @@ def _one_k(judgments: pl.DataFrame, rest: pl.DataFrame, definition: Formula | Po
     ids = rest["business_id"].to_list()
     code_of = {b: i for i, b in enumerate(ids)}
     point = dict(gt_verdicts(judgments, rest, definition, k, **gt).iter_rows())
-    base = _base_rows(judgments, k, code_of)
+    base = base_rows(judgments, k, code_of)
     plan = _plan(base, base["_r"].to_numpy(), ids, confusion, k, options)
     base = base.drop("_r")
     probs = np.zeros((rest.height, len(scale)))
     probs[np.arange(rest.height), [scale[point[b]] for b in ids]] = 1.0
     probs[[r.code for r in plan]] = 0.0
-    for chunk in _chunks(plan, options["row_budget"]):
-        rows, pseudo_rest, owner, weight = _pseudo(base, rest, chunk)
-        got = gt_verdicts(rows, pseudo_rest, definition, k, **gt)
-        pid = got["business_id"].cast(pl.Int64).to_numpy()
-        verdict = got["verdict"].replace_strict(scale, return_dtype=pl.Int64).to_numpy()
-        np.add.at(probs, (owner[pid], verdict), weight[pid])
+    for r, verdicts in zip(plan, variant_verdicts(base, rest, plan, definition, k, row_budget=options["row_budget"], **gt),
+                           strict=True):
+        np.add.at(probs[r.code], [scale[v] for v in verdicts], r.weight)
     method, uncertain, outcomes = ["certain"] * rest.height, [0] * rest.height, [1] * rest.height
     for r in plan:
         method[r.code] = "exact" if r.exact else "monte_carlo"
