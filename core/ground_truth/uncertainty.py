@@ -372,3 +372,10 @@ def verdict_probabilities_ws(
         options.setdefault("reference_year", newest_review_year(ws, dataset))
     frame = verdict_probabilities(judgments, load_restaurants(ws, dataset), definition, ks, confusion, **options)
     return frame.with_columns(pl.lit(judgments_sha256(judgments)).alias("judgments_sha256"))
+
+
+def probability_matrix(frame: pl.DataFrame, k: int | None, scale: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """(business ids, P) of one K of a :func:`verdict_probabilities` frame: row i is restaurant i's
+    probability of each verdict of ``scale`` (lowest first), e.g. for :func:`core.metrics.gt_noise.gt_draws`."""
+    rows = frame.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+    return rows["business_id"].to_list(), np.array([[r[v] for v in scale] for r in rows["p"].to_list()], dtype=np.float64)
