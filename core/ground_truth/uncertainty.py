@@ -19,6 +19,7 @@ polars pass per chunk of :data:`ROW_BUDGET` rows: no Python loop over draws.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -48,9 +49,10 @@ if TYPE_CHECKING:
 
 TOLERANCE = 1e-9  # a confusion row must sum to 1 within this
 EXACT_LIMIT = 4096  # joint outcomes of one restaurant enumerated exactly (more: Monte Carlo)
-ROW_BUDGET = 2_000_000  # pseudo-dataset judgment rows per engine pass
+ROW_BUDGET = 500_000  # pseudo-dataset judgment rows per engine pass (peak memory ~0.6 GB)
 _DROP = ("excerpt", "text", "raw", "confidence", "name", "categories", "judge", "prompt_version", "created_at",
          "override_id", "dataset", "task")
+_NOT_STACKED = ("review_id", "overridden", "text_hash")  # the engine needs none of them for a verdict
 Outcomes = tuple[tuple[str, float], ...]
 
 
@@ -192,12 +194,10 @@ def _drawn(cells: list[tuple[int, str, Outcomes]], draws: int, rng: np.random.Ge
     for _, _, outcomes in cells:
         cumulative = np.cumsum([p for _, p in outcomes])
         digits.append(np.minimum(np.searchsorted(cumulative, rng.random(draws), side="right"), len(outcomes) - 1))
-    stacked = np.array(digits)
-    radix = [len(o) for _, _, o in cells]
-    if math.prod(radix) >= 2**62:  # no exact integer key: keep every draw (high entropy, few repeats)
-        return stacked, np.full(draws, 1.0 / draws)
-    strides = np.cumprod([1, *radix[:-1]], dtype=np.int64)
-    _, first, counts = np.unique(strides @ stacked, return_index=True, return_counts=True)
+    stacked = np.array(digits, dtype=np.uint8 if max(len(o) for _, _, o in cells) <= 256 else np.int64)
+    rows = np.ascontiguousarray(stacked.T)  # one draw per row; equal rows are equal draws
+    _, first, counts = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
+                                 return_index=True, return_counts=True)
     return stacked[:, first], counts / draws
 
 
@@ -244,24 +244,34 @@ def stack_variants(base: pl.DataFrame, rest: pl.DataFrame, chunk: list[Variants]
             vocab, index, pseudo_codes = columns[name]
             where = offsets[j] + np.arange(r.size) * r.length + (row - r.start)
             pseudo_codes[where] = np.array([index[v] for v, _ in outcomes])[digit]
-    rows = base[take].with_columns(
-        pl.Series("business_id", first_id[block] + within // length[block]).cast(pl.Utf8),
+    ids = pl.Series("business_id", np.arange(int(size.sum()))).cast(pl.Utf8)  # formatted once per pseudo-restaurant
+    kept = [c for c in base.columns if c not in (*_NOT_STACKED, "business_id", *columns)]
+    rows = base.select(kept)[take].with_columns(
+        ids.gather(first_id[block] + within // length[block]),
         *[pl.Series(name, vocab, dtype=pl.Utf8).gather(codes) for name, (vocab, _, codes) in columns.items()])
     owner = np.repeat(np.array([r.code for r in chunk], dtype=np.int64), size)
-    restaurants = rest[owner].with_columns(pl.Series("business_id", np.arange(len(owner))).cast(pl.Utf8))
+    restaurants = rest.drop("business_id")[owner].with_columns(ids)
     return rows, restaurants
 
 
-def chunk_variants(plan: list[Variants], budget: int) -> list[list[Variants]]:
-    """Restaurants in groups of at most ``budget`` pseudo-dataset rows (one restaurant at least)."""
-    out: list[list[Variants]] = [[]]
+def chunk_variants(plan: list[Variants], budget: int) -> list[list[tuple[int, Variants]]]:
+    """(plan index, piece) in groups of about ``budget`` pseudo-dataset rows; an entry larger than
+    the budget is cut into pieces of its pseudo-datasets (in order)."""
+    pieces = []
+    for i, r in enumerate(plan):
+        step = max(1, budget // max(r.length, 1))
+        for lo in range(0, r.size, step):
+            hi = min(lo + step, r.size)
+            pieces.append((i, r if (lo, hi) == (0, r.size) else dataclasses.replace(
+                r, digits=r.digits[:, lo:hi], weight=r.weight[lo:hi])))
+    out: list[list[tuple[int, Variants]]] = [[]]
     rows = 0
-    for r in plan:
-        if out[-1] and rows + r.size * r.length > budget:
+    for i, piece in pieces:
+        if out[-1] and rows + piece.size * piece.length > budget:
             out.append([])
             rows = 0
-        out[-1].append(r)
-        rows += r.size * r.length
+        out[-1].append((i, piece))
+        rows += piece.size * piece.length
     return [c for c in out if c]
 
 
@@ -270,14 +280,15 @@ def variant_verdicts(
     constants: Mapping[str, Any] | None = None, reference_year: int | None = None, row_budget: int = ROW_BUDGET,
 ) -> list[np.ndarray]:
     """The verdict of every pseudo-dataset of every entry of ``plan`` (arrays in plan order), set-wise."""
-    out: list[np.ndarray] = []
+    out: list[list[np.ndarray]] = [[] for _ in plan]
     for chunk in chunk_variants(plan, row_budget):
-        rows, pseudo_rest = stack_variants(base, rest, chunk)
+        rows, pseudo_rest = stack_variants(base, rest, [piece for _, piece in chunk])
         got = gt_verdicts(rows, pseudo_rest, definition, k, constants=constants, reference_year=reference_year)
         verdicts = np.empty(pseudo_rest.height, dtype=object)
         verdicts[got["business_id"].cast(pl.Int64).to_numpy()] = got["verdict"].to_numpy()
-        out += np.split(verdicts, np.cumsum([v.size for v in chunk])[:-1])
-    return out
+        for (i, _), part in zip(chunk, np.split(verdicts, np.cumsum([p.size for _, p in chunk])[:-1]), strict=True):
+            out[i].append(part)
+    return [np.concatenate(parts) for parts in out]
 
 
 def base_rows(judgments: pl.DataFrame, k: int | None, code_of: dict[str, int]) -> pl.DataFrame:
