@@ -6,7 +6,8 @@ allergy: :func:`context_reason` drops a cue
 1. without allergy context (an allergen, an allergic reaction, an allergy word: ``ALLERGY_CONTEXT``)
    in its own sentence or a neighbouring one (hives, an allergic reaction, are context too);
 2. next to an ordinary illness or a non-food allergy ("I had a cold, so I took a Claritin",
-   "seasonal allergies"), unless its own sentence names a food allergen or a food allergy;
+   "seasonal allergies"), for what those explain (feeling sick, a medicine, a doctor's visit; not
+   hives, swelling or a rash), unless its own sentence names a food allergy;
 3. for a tingling, numb or burning mouth, a tight throat or no breath, next to the dish's spice or
    heat ("the Sichuan peppercorns numbed my lips", "so spicy I could barely breathe"; for breath
    also a full stomach or a laugh), unless its own sentence names an allergy;
@@ -92,7 +93,7 @@ def context_reason(text: str, spans: list[tuple[int, int]], i: int, start: int, 
     window = window_text(text, spans, i)
     if not (R.ALLERGY_CONTEXT.search(window) or R.ALLERGIC_SIGN.search(window)):
         return "no allergy context in its sentence or a neighbouring one"
-    if R.NOT_FOOD_CAUSE.search(window) and not R.FOOD_ALLERGY.search(sentence):
+    if rule in R.NOT_FOOD_EXPLAINS and R.NOT_FOOD_CAUSE.search(window) and not R.FOOD_ALLERGY.search(sentence):
         return "an ordinary illness or a non-food allergy explains it"
     if R.IDIOM.match(text, end):
         return "an idiom, not a symptom"

@@ -127,7 +127,7 @@ ALLERGY_CONTEXT = re.compile(
 # An ordinary illness ("I had a cold", "flu", "DayQuil") or an allergy to pollen, dust or pets.
 NOT_FOOD_CAUSE = re.compile(
     r"\b(?:caught|catching|had|have|having|got|getting|fighting|nursing|recovering from|sick with|down with|"
-    r"coming down with) (?:a |an |my |the |this )?(?:bad |nasty |terrible |little |slight |head |chest |summer )?"
+    r"coming down with|came down with|come down with|with) (?:a |an |my |the |this )?(?:bad |nasty |terrible |little |slight |head |chest |summer )?"
     r"(?:cold|flu|fever|virus|sinus infection|covid|bug)(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|so|but|that|which|when|last|"
     r"this|for|all|too|at|or|i|we)\b)|"
     r"\b(?:cold|flu) (?:medicine|meds|medication|symptoms|season|tablets|pills)\b|\bthe flu\b|\bfever(?:ish)?\b|"
@@ -136,6 +136,10 @@ NOT_FOOD_CAUSE = re.compile(
     r"\bseasonal allerg\w*|\bpollen\b|\bhay ?fever\b|\ballergy season\b|\b(?:cat|dog|pet|dust|mold|grass|tree pollen) allerg\w*",
     _I,
 )
+# What an ordinary illness or a non-food allergy can explain: feeling sick, a stomach, a scratchy
+# throat, no breath, a medicine, a visit to a doctor; not hives, swelling, a rash or anaphylaxis.
+NOT_FOOD_EXPLAINS = frozenset({"felt_sick", "nausea", "stomach", "discomfort", "antihistamine", "allergy_medicine",
+                               "could_not_breathe", "itchy_mouth", "urgent_care", "hospital", "emergency_room"})
 # A food allergy in the cue's own sentence outweighs NOT_FOOD_CAUSE (an ingredient alone does not:
 # "I had a cold and took a Claritin; the peanut sauce was great" is still a cold).
 FOOD_ALLERGY = re.compile(

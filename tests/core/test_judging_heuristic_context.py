@@ -52,6 +52,8 @@ CASES = [
      ("moderate", "firsthand", "none")),
     ("Fighting a cold all week; I took some allergy medicine before dinner.", NONE,
      ("moderate", "firsthand", "none")),
+    ("I came in with a cold and my lips swelled after the peanut sauce.", ("moderate", "firsthand", "none"),
+     ("moderate", "firsthand", "none")),  # a cold does not swell lips
     ("I'm allergic to walnuts; the salad had them and I had to take two Benadryl.",
      ("moderate", "firsthand", "none"), ("moderate", "firsthand", "none")),
     # allergy context two sentences away is not context; one sentence away is
@@ -89,9 +91,9 @@ def test_r2_idioms_and_hyperboles_are_not_symptoms(text, expected):
 
 
 def test_the_cases_cover_both_directions():
-    """Eleven texts where r1 invented an incident (r2 drops them), seven real incidents both keep."""
+    """Eleven texts where r1 invented an incident (r2 drops them), eight real incidents both keep."""
     assert sum(r1 != r2 for _, r2, r1 in CASES) == 11
-    assert sum(r1 == r2 != NONE for _, r2, r1 in CASES) == 7
+    assert sum(r1 == r2 != NONE for _, r2, r1 in CASES) == 8
 
 
 def test_r2_says_why_a_cue_was_dropped():
