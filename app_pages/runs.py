@@ -129,7 +129,7 @@ if table.is_empty():
 else:
     st.dataframe(table, hide_index=True, placeholder="—", width="stretch", column_config={
         "run_id": st.column_config.TextColumn("Run", width=140),  # the whole table fits a 1280 px window
-        "status": "Status", "method": "Method", "model": "Model", "policy": "Policy", "k": "K",
+        "status": "Status", "method": "Method", "policy": "Policy", "k": "K",
         "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
         "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),

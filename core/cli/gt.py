@@ -8,6 +8,7 @@
     python -m core gt diff OLD [NEW]       (OLD: a run id or a GT file; NEW: a GT file, default the GT
                                             computed now from OLD's inputs: what changed, why, and
                                             what it does to every run scored against OLD)
+    python -m core gt uncertainty --dataset D --task G1a --formula G1_allergy_V2 --k 25 --confusion C.json [--draws N] [--seed S]
 
 ``--formula`` takes a formula (v1, v2), a policy id (G1_allergy_V0..V3) or a what-if variant saved on
 the Trace page (its file carries the variant name and a hash of its constants); ``--k all`` uses every
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli import emit
+from core.cli import emit, gt_uncertainty, json_flag
 from core.ground_truth import (
     distribution_by_k,
     import_gt_file,
@@ -36,13 +37,14 @@ from core.judgments import resolve_judge, stale_count
 from core.restaurant_names import find_restaurant
 from core.variants import resolve_definition
 
-ACTIONS = ("compute", "import", "list", "trace", "diff")
+ACTIONS = ("compute", "import", "list", "trace", "diff", "uncertainty")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "gt", help="ground truth: compute per K and write (default), import, list, trace",
-        description="Compute GT (default action), import a GT file made elsewhere, list GT files, or trace one restaurant.",
+        "gt", help="ground truth: compute per K and write (default), import, list, trace, uncertainty",
+        description="Compute GT (default action), import a GT file made elsewhere, list GT files, trace one restaurant, "
+                    "or give each verdict's probability under a judge's confusion (uncertainty).",
     )
     p.add_argument("action", nargs="?", choices=ACTIONS, default="compute", help="default: compute")
     p.add_argument("file", nargs="?", help="GT file to import (gt import FILE); gt diff: a run id or a GT file")
@@ -56,6 +58,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="output file (one K) or folder (several K); default gt/{dataset}/{task}/")
     p.add_argument("--judge", help="judge whose judgments to use (default: the dataset/task's GT judge)")
     p.add_argument("--restaurant", help="business_id or name, any case (gt trace)")
+    p.add_argument("--confusion", help="gt uncertainty: JSON {field: {judged value: {true value: probability}}}")
+    p.add_argument("--draws", type=int, default=20_000, help="gt uncertainty: Monte Carlo draws (default 20000)")
+    p.add_argument("--seed", type=int, default=0, help="gt uncertainty: seed of the draws (default 0)")
+    json_flag(p)
     p.set_defaults(func=run)
 
 
@@ -70,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         return _list(args)
     if not args.dataset:
         raise ValueError(f"gt {args.action} needs --dataset")
+    if args.action == "uncertainty":
+        return gt_uncertainty.run(args)
     return _trace(args) if args.action == "trace" else _compute(args)
 
 

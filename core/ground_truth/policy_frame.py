@@ -122,14 +122,20 @@ def condition_expr(cond: Condition, column: str) -> pl.Expr:
     return value >= by_k_expr(cond.at_least, cond.at_least_by_k)
 
 
-def _points_columns(policy: Policy, discard: pl.Expr) -> list[pl.Expr]:
+def _modifier_labels(policy: Policy) -> pl.Expr:
+    """``_modifiers``: the labels of the modifiers that hold on each review (a list column; building
+    lists is slow in polars, so the bucketed path makes them for the incident rows only)."""
+    labels = [pl.when(pl.col(f"_sig_{m.signal}")).then(pl.lit(m.label)) for m in policy.modifiers]
+    modifiers = pl.concat_list(labels).list.drop_nulls() if labels else pl.lit([], dtype=pl.List(pl.Utf8))
+    return modifiers.alias("_modifiers")
+
+
+def _points_columns(policy: Policy, discard: pl.Expr, *, labels: bool = True) -> list[pl.Expr]:
     points = {k: float(v) for k, v in policy.severity_points.items()}
     base = pl.col("_sev").replace_strict(points, default=0.0, return_dtype=pl.Float64) if points else pl.lit(0.0)
     mods = pl.lit(0.0)
-    labels = []
     for m in policy.modifiers:
         mods = mods + pl.when(pl.col(f"_sig_{m.signal}")).then(m.points).otherwise(0.0)
-        labels.append(pl.when(pl.col(f"_sig_{m.signal}")).then(pl.lit(m.label)))
     weight = pl.lit(1.0)
     r = policy.recency
     if r is not None:
@@ -141,10 +147,9 @@ def _points_columns(policy: Policy, discard: pl.Expr) -> list[pl.Expr]:
         if r.discard_older_than is not None:
             old = age.is_not_null() & (age > r.discard_older_than)
             weight = pl.when(discard & old).then(0.0).otherwise(weight)
-    modifiers = pl.concat_list(labels).list.drop_nulls() if labels else pl.lit([], dtype=pl.List(pl.Utf8))
     return [
         base.alias("_base"),
-        modifiers.alias("_modifiers"),
+        *([_modifier_labels(policy)] if labels else []),
         ((base + mods) * weight).alias("_points"),
     ]
 
@@ -281,7 +286,7 @@ def _aggregate_bucketed(
     belongs to and accumulated over K (:func:`aggregate_cumulative`); only the incident rows are
     listed once per restaurant. Restaurants × K, with ``_limit``."""
     coded, crest = encode_restaurants(reviews, rest)
-    coded = coded.with_columns(_points_columns(p, pl.lit(False)))
+    coded = coded.with_columns(_points_columns(p, pl.lit(False), labels=False))
     ordered = sorted_ks(klist)
     specs: dict[str, tuple[str, str, pl.Expr]] = {
         "n_judgments": ("sum", "all", pl.lit(True)),
@@ -293,7 +298,8 @@ def _aggregate_bucketed(
     grid = pl.concat([crest.drop("_code").with_columns(pl.lit(k, dtype=pl.Int64).alias("k")) for k in ordered])
     grid = grid.with_columns(*sums.values()).with_columns(pl.col("k").fill_null(K_ALL_LIMIT).alias("_limit"))
     # Each restaurant's incidents once, sorted by idx; at K they are the first n_incidents(K).
-    per_code = coded.filter(pl.col("_inc")).group_by("_code").agg(_incident_struct().sort_by("idx").alias("incidents"))
+    incident_rows = coded.filter(pl.col("_inc")).with_columns(_modifier_labels(p))
+    per_code = incident_rows.group_by("_code").agg(_incident_struct().sort_by("idx").alias("incidents"))
     lists = (crest.select("_code").join(per_code, on="_code", how="left", maintain_order="left")
              .select(pl.col("incidents").fill_null(pl.lit([], dtype=pl.List(INCIDENT_STRUCT))))["incidents"])
     grid = grid.with_columns(pl.concat([lists] * len(ordered)).alias("_all_incidents"))

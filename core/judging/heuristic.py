@@ -1,4 +1,8 @@
-"""``heuristic-v1``: a deterministic rule-based judge for G1a (no LLM).
+"""``heuristic-v1`` and ``heuristic-v2``: deterministic rule-based judges for G1a (no LLM).
+
+v2 (:class:`Profile`) adds precision rules to v1's and, from rules revision r2, the context rules of
+:mod:`core.judging.heuristic_context` (a severity cue counts only with allergy context in its own
+or a neighbouring sentence); each record names the revision (``prompt_version`` "heuristic-v2/r2").
 
 How it reads a review:
 
@@ -37,6 +41,7 @@ from typing import Any
 from core.errors import WorkbenchError
 from core.judging import heuristic_rules as R
 from core.judging.base import JudgeKind, make_record, register_judge_kind
+from core.judging.heuristic_context import context_reason
 
 JUDGE_ID = "heuristic-v1"
 RULES_VERSION = R.RULES_VERSION
@@ -153,6 +158,15 @@ class Profile:
     judge_id: str
     rules: R.RuleSet
     strict: bool
+    # heuristic-v2 r2: every severity cue needs allergy context in its own or a neighbouring
+    # sentence and no other explanation next to it (:mod:`core.judging.heuristic_context`)
+    context_window: bool = False
+    revision: str | None = None
+
+    @property
+    def prompt_version(self) -> str:
+        """What the records carry as ``prompt_version``: the judge id, plus the rules revision."""
+        return f"{self.judge_id}/{self.revision}" if self.revision else self.judge_id
 
 
 def _severity_cues(
@@ -166,20 +180,8 @@ def _severity_cues(
     cues, hypothetical = [], False
     for rule, m in matches:
         i = rv.sentence_of(m.start())
-        clause = rv.clause_prefix(i, m.start())
-        why = None
-        if _SEV_NEEDS_CONTEXT[rule] and not has_context:
-            why = "no allergy context in the review"
-        elif R.NEGATED.search(clause):
-            why = "negated"
-        elif R.STRONG_HYPOTHETICAL.search(rv.prefix(i, m.start())) or R.WEAK_HYPOTHETICAL.search(clause):
-            why, hypothetical = "hypothetical", True
-        elif rule in ("epipen", "epinephrine") and R.ROUTINE.search(clause):
-            why = "routine mention (carrying it is not using it)"
-        elif _SEV_LEVEL[rule] == "mild" and R.FOOD_POISONING.search(rv.sentence(i)):
-            why = "food poisoning, not an allergic reaction"
-        elif profile.strict and R.CONDITION_NOT_EVENT.match(rv.text, m.start()) and not R.EVENT_VERB.search(clause):
-            why = "names the condition, not a reaction that happened"
+        why = _cue_why(rv, rule, m, i, has_context, profile)
+        hypothetical = hypothetical or why == "hypothetical"
         entry = {"rule": f"severity:{rule}", "value": _SEV_LEVEL[rule], "sentence": i, "match": m.group()}
         if why:
             suppressed.append({**entry, "why": why})
@@ -193,6 +195,29 @@ def _severity_cues(
                                "match": rv.text[c.start:c.end], "why": "a reaction named without a symptom or treatment"})
         cues = []
     return cues, hypothetical
+
+
+def _cue_why(rv: _Review, rule: str, m: re.Match[str], i: int, has_context: bool, profile: Profile) -> str | None:
+    """Why one severity cue is dropped (None: it counts). r2's context rules come first, so a
+    cue without allergy context is never read as an allergy worry either."""
+    clause = rv.clause_prefix(i, m.start())
+    if profile.context_window:
+        why = context_reason(rv.text, rv.spans, i, m.start(), m.end(), rule)
+        if why:
+            return why
+    elif _SEV_NEEDS_CONTEXT[rule] and not has_context:
+        return "no allergy context in the review"
+    if R.NEGATED.search(clause):
+        return "negated"
+    if R.STRONG_HYPOTHETICAL.search(rv.prefix(i, m.start())) or R.WEAK_HYPOTHETICAL.search(clause):
+        return "hypothetical"
+    if rule in ("epipen", "epinephrine") and R.ROUTINE.search(clause):
+        return "routine mention (carrying it is not using it)"
+    if _SEV_LEVEL[rule] == "mild" and R.FOOD_POISONING.search(rv.sentence(i)):
+        return "food poisoning, not an allergic reaction"
+    if profile.strict and R.CONDITION_NOT_EVENT.match(rv.text, m.start()) and not R.EVENT_VERB.search(clause):
+        return "names the condition, not a reaction that happened"
+    return None
 
 
 def _person_before(text: str, end: int) -> str | None:
@@ -325,11 +350,13 @@ def judge_text(text: str | None, profile: Profile | None = None) -> tuple[dict[s
             excerpt_sentence = concern if excerpt_sentence is None else excerpt_sentence
     fields = {"incident_severity": severity, "account_type": account, "safety_interaction": staff}
     excerpt = rv.sentence(excerpt_sentence) if excerpt_sentence is not None else ""
-    return fields, excerpt, {"rules_version": profile.judge_id, "fired": fired, "suppressed": suppressed}
+    revision = {"rules_revision": profile.revision} if profile.revision else {}
+    return fields, excerpt, {"rules_version": profile.judge_id, **revision, "fired": fired, "suppressed": suppressed}
 
 
 V1 = Profile(JUDGE_ID, _SEV_RULES, strict=False)
-V2 = Profile("heuristic-v2", R.RuleSet([(r, p) for r, _, p, _ in (*R.SEVERITY_RULES, *R.SEVERITY_RULES_V2)]), strict=True)
+V2 = Profile("heuristic-v2", R.RuleSet([(r, p) for r, _, p, _ in (*R.SEVERITY_RULES, *R.SEVERITY_RULES_V2)]),
+             strict=True, context_window=True, revision=R.V2_REVISION)
 _SEV_LEVEL.update({r: lvl for r, lvl, _, _ in R.SEVERITY_RULES_V2})
 _SEV_NEEDS_CONTEXT.update({r: ctx for r, _, _, ctx in R.SEVERITY_RULES_V2})
 PROFILES = {p.judge_id: p for p in (V1, V2)}
@@ -345,7 +372,7 @@ class HeuristicJudge:
         if version not in PROFILES:
             raise WorkbenchError(f"unknown heuristic judge {version!r}; valid: {', '.join(PROFILES)}")
         self.profile = PROFILES[version]
-        self.judge_id = self.prompt_version = version
+        self.judge_id, self.prompt_version = version, self.profile.prompt_version
         if task.task_id not in SUPPORTED_TASKS:
             raise WorkbenchError(
                 f"the heuristic judge has rules for {', '.join(SUPPORTED_TASKS)} only, not {task.task_id}; "

@@ -95,6 +95,11 @@ SEVERITY_RULES_V2: tuple[tuple[str, str, str, bool], ...] = (
      r"\b(?:mouth|throat|lips?|tongue) (?:began|started) to (?:itch|tingle|burn|swell)\b", False),
     ("allergy_medicine", "moderate", r"\ballergy (?:medicine|medication|meds|pills?)\b", False),
 )
+# heuristic-v2's rules revision (recorded in each judgment's prompt_version and raw). r1: the
+# precision rules of b69ff17 (context anywhere in the review, for the generic cues only). r2: every
+# severity cue needs allergy context in its own or a neighbouring sentence, and a symptom an ordinary
+# illness, the dish's spice or heat, or a place explains is not a reaction (see heuristic_context).
+V2_REVISION = "r2"
 # Cues that only name a reaction; heuristic-v2 wants a symptom or a treatment beside them.
 GENERIC_REACTION = frozenset({"had_reaction", "mild_reaction", "bad_reaction", "severe_reaction"})
 # A condition, not an event: "anaphylaxis case", "anaphylactic allergy" (``.match`` at the cue's start).
@@ -118,6 +123,76 @@ ALLERGY_CONTEXT = re.compile(
     r"\bpistachios?\b|\bmacadamias?\b|\bshellfish\b|\bsesame\b|\bgluten\b",
     _I,
 )
+# heuristic-v2 r2: what explains a symptom or a medicine other than a food reaction, next to the cue.
+# An ordinary illness ("I had a cold", "flu", "DayQuil") or an allergy to pollen, dust or pets.
+NOT_FOOD_CAUSE = re.compile(
+    r"\b(?:caught|catching|had|have|having|got|getting|fighting|nursing|recovering from|sick with|down with|"
+    r"coming down with|came down with|come down with|with) (?:a |an |my |the |this )?(?:bad |nasty |terrible |little |slight |head |chest |summer )?"
+    r"(?:cold|flu|fever|virus|sinus infection|covid|bug)(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|so|but|that|which|when|last|"
+    r"this|for|all|too|at|or|i|we)\b)|"
+    r"\b(?:cold|flu) (?:medicine|meds|medication|symptoms|season|tablets|pills)\b|\bthe flu\b|\bfever(?:ish)?\b|"
+    r"\bsinus\w*|\bcongest\w*|\bcovid\b|\b(?:day|ny)quil\b|\bsudafed\b|\bmucinex\b|\bunder the weather\b|"
+    r"\bhang ?over\b|\bhung ?over\b|\bsore throat\b|\b(?:stuffy|runny) nose\b|"
+    r"\bseasonal allerg\w*|\bpollen\b|\bhay ?fever\b|\ballergy season\b|\b(?:cat|dog|pet|dust|mold|grass|tree pollen) allerg\w*",
+    _I,
+)
+# What an ordinary illness or a non-food allergy can explain: feeling sick, a stomach, a scratchy
+# throat, no breath, a medicine, a visit to a doctor; not hives, swelling, a rash or anaphylaxis.
+NOT_FOOD_EXPLAINS = frozenset({"felt_sick", "nausea", "stomach", "discomfort", "antihistamine", "allergy_medicine",
+                               "could_not_breathe", "itchy_mouth", "urgent_care", "hospital", "emergency_room"})
+# A food allergy in the cue's own sentence outweighs NOT_FOOD_CAUSE (an ingredient alone does not:
+# "I had a cold and took a Claritin; the peanut sauce was great" is still a cold).
+FOOD_ALLERGY = re.compile(
+    r"\ballerg(?:ic|y|ies) to (?!pollen|dust|cats?|dogs?|pets?|grass|mold)|\b(?:nut|peanut|shellfish|sesame|gluten|"
+    r"dairy|egg|soy|fish|food|cashew|almond|walnut|pecan|hazelnut|pistachio)[- ]allerg\w*|\banaphyla\w*|\bepi-?\s?pen",
+    _I,
+)
+# The dish's spice or heat: a tingling, numb or burning mouth next to it is the food doing its job.
+SPICE_OR_HEAT = re.compile(
+    r"\bspic(?:y|e|es|ier|iest|iness)\b|\bsichuan\b|\bszechuan\b|\bpeppercorns?\b|\bma ?la\b|\bnumbing\b|"
+    r"\bchil(?:i|e|li)(?:es|s)?\b|\bjalape\w*|\bhabaneros?\b|\bwasabi\b|\bhorseradish\b|\bhot sauce\b|\bsriracha\b|"
+    r"\bcapsaicin\b|\bheat\b|\bhot\b|\bscalding\b|\bpepper(?:s|y)?\b|\bghost pepper\b",
+    _I,
+)
+# An allergy word (not just an ingredient) in the cue's sentence: the tingle is a reaction after all.
+ALLERGY_WORD = re.compile(r"\ballerg\w*|\banaphyla\w*|\bepi-?\s?pen|\bintoleran\w*", _I)
+# Cues the dish's spice or heat (or a full stomach, a laugh) explain: a tingling, numb or burning
+# mouth, a tight throat, no breath ("so spicy I could barely breathe").
+MOUTH_CUES = frozenset({"itchy_mouth", "tingling_mouth", "throat_closing", "could_not_breathe"})
+BREATH_OTHER = re.compile(r"\b(?:so full|stuffed|laugh\w*|crowded|packed|smok\w*|stuffy)\b", _I)
+# Idioms that look like a symptom: "sick of", "sick and tired", "ill-prepared", "a rash decision",
+# "a fight broke out", "broke out the champagne" (a rash breaks out *in*, *on*, *all over*, *with*).
+IDIOM = re.compile(
+    r"(?<=sick)\s+(?:of|and tired)\b|(?<=ill)-\w|(?<=rash)\s+(?:decision|choice|move|judgm?ent|statement|remark|"
+    r"promise|purchase|assumption)|(?<=broke out)(?!\s+(?:in|on|all over|with|everywhere|into)\b|\s*(?:[.,;:!)]|$))",
+    _I,
+)
+# Words that name an allergic reaction by themselves and so are allergy context for heuristic-v2's
+# cues, their own included (anaphylaxis, EpiPen, epinephrine, "allergic" are in ALLERGY_CONTEXT).
+ALLERGIC_SIGN = re.compile(r"\bhives\b", _I)
+# A hospital, an ER or an urgent care as a place: where the restaurant is, where someone works or
+# visits, what a room looks like ("hospital lighting"), or a proper name ("Pennsylvania Hospital").
+PLACE_CUES = frozenset({"hospital", "emergency_room", "urgent_care"})
+PLACE_BEFORE = re.compile(
+    r"\b(?:near|nearby|next to|across (?:the street |the road )?from|close to|(?:right|just) by|around the corner from|"
+    r"down the (?:street|road|block) from|blocks? (?:away )?from|minutes? (?:away )?from|walking distance (?:to|from|of)|"
+    r"opposite|beside|behind|outside|within walking|work(?:s|ed|ing)? (?:at|in|for)|visit(?:s|ed|ing)?|shift at|"
+    r"employees?|nurses?|doctors?|residents?|patients? at|parking (?:at|for)|located (?:in|at|by)|inside)\b"
+    r"(?:\W+\w+){0,4}\W*$",
+    _I,
+)
+PLACE_AFTER = re.compile(
+    r"(?:[- ](?:food|cafeteria|grade|clean|corners|vibe|lighting|waiting room|parking|campus|district|area|"
+    r"complex|staff|workers?|employees?|crowd|across the street|nearby|next door|down the street))\b",
+    _I,
+)
+# How someone gets to a hospital for a reaction: then a named hospital is where it ended, not a landmark.
+TO_HOSPITAL = re.compile(
+    r"\b(?:ended up|end up|rushed|rush|taken|took (?:me|him|her|them|us)|went|go|going|admitted|spent|drove|drive|"
+    r"brought|bring|trip|ride|sent|landed|land|stay\w*)\b", _I,
+)
+LIKE_A = re.compile(r"\blike (?:a |an |the |being in (?:a |an |the )?)?$", _I)
+
 # Every ALLERGY_CONTEXT match contains one of these (a prefilter: most reviews have none).
 CONTEXT_TRIGGERS = ("allerg", "anaphyla", "epi", "celiac", "coeliac", "intoleran", "sensitiv", "dietary", "contam",
                     "free", "nut", "cashew", "almond", "pecan", "pistachio", "macadamia", "shellfish", "sesame", "gluten")

@@ -3,7 +3,10 @@ check while core/ is restructured (issue 10).
 
 ``python -m tests.core.exports_reference FIXTURES_DIR OUT.json`` writes the digests;
 tests/core/test_exports_reference.py recomputes them and compares. The stored digests were
-generated on ``main`` at bf11133, before any code of issue 10 changed.
+generated on ``main`` at bf11133, before any code of issue 10 changed. Issue 28 changed the digests
+of the heuristic-v2 judgment logs, their extraction logs and their exports (demo and dev-ADDM, 8
+files): each record now carries the rules revision (``prompt_version`` "heuristic-v2/r2", ``raw``
+"rules_revision"); every judged field, and so every GT file, is unchanged.
 
 Inputs:
 

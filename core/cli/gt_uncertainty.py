@@ -1,0 +1,60 @@
+"""``python -m core gt uncertainty``: the probability of each GT verdict under a judge's confusion.
+
+    python -m core gt uncertainty --dataset D --task T --formula P --k K --judge J --confusion FILE
+                                  [--draws N] [--seed S] [--json]
+
+The confusion file is ``{field: {judged value: {true value: probability}}}`` (values it does not
+list are certain; each row must sum to 1 within 1e-9). See :mod:`core.ground_truth.uncertainty`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from core.cli import emit
+from core.ground_truth import k_label, normalize_ks
+from core.ground_truth.uncertainty import EXACT_LIMIT, load_confusion, verdict_probabilities_ws
+from core.judgments import resolve_judge
+from core.tasks import get_task
+from core.variants import resolve_definition
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``gt uncertainty`` action of :mod:`core.cli.gt`."""
+    if not args.confusion:
+        raise ValueError("gt uncertainty needs --confusion FILE ({field: {judged value: {true value: probability}}})")
+    ws = args.workspace
+    chosen = resolve_definition(ws, args.formula)
+    task = get_task(args.task, ws)
+    confusion = load_confusion(args.confusion, fields={f.name: f.values for f in task.fields})
+    judge = resolve_judge(ws, args.dataset, task.task_id, args.judge)
+    frame = verdict_probabilities_ws(ws, args.dataset, task.task_id, chosen.definition, normalize_ks(args.k), confusion,
+                                     judge=judge, draws=args.draws, seed=args.seed, constants=chosen.constants)
+    restaurants = frame.drop("judgments_sha256").to_dicts()
+    uncertain = [{"k": k, "n": sum(1 for r in restaurants if r["k"] == k and r["p"][r["verdict"]] < 1.0)}
+                 for k in dict.fromkeys(r["k"] for r in restaurants)]
+    payload: dict[str, Any] = {
+        "dataset": args.dataset, "task": task.task_id, "definition": chosen.name, "judge": judge,
+        "confusion": {"file": str(args.confusion), "sha256": confusion.sha256},
+        "judgments_sha256": frame["judgments_sha256"][0] if frame.height else None,
+        "draws": args.draws, "seed": args.seed, "exact_limit": EXACT_LIMIT,
+        "uncertain_by_k": uncertain, "restaurants": restaurants,
+    }
+    emit(args, payload, _text(payload))
+    return 0
+
+
+def _text(payload: dict[str, Any]) -> str:
+    lines = [f"verdict probabilities of {payload['definition']} on {payload['dataset']}/{payload['task']} "
+             f"(judge {payload['judge']}, confusion {payload['confusion']['file']})"]
+    for entry in payload["uncertain_by_k"]:
+        lines.append(f"K={k_label(entry['k'])}: {entry['n']} of "
+                     f"{sum(1 for r in payload['restaurants'] if r['k'] == entry['k'])} verdicts uncertain")
+    for r in payload["restaurants"]:
+        if r["p"][r["verdict"]] < 1.0:
+            shares = ", ".join(f"{v} {p:.3f}" for v, p in r["p"].items() if p > 0)
+            how = "exact" if r["method"] == "exact" else f"{r['outcomes']:,} draws"
+            lines.append(f"  K={k_label(r['k'])} {r['name']} ({r['business_id']}): {r['verdict']} → {shares} "
+                         f"[{r['uncertain_reviews']} uncertain reviews, {how}]")
+    return "\n".join(lines)
