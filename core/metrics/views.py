@@ -19,6 +19,7 @@ from core.metrics.ranking import verdict_ordinals
 from core.metrics.score import ranking_scores, resolve_policy, sample_table
 from core.metrics.summary import COMPONENT_NAMES, TARGET
 
+PR_SCHEMA = {"threshold": pl.Utf8, "point": pl.Int64, "recall": pl.Float64, "precision": pl.Float64}
 HEADLINE_ROWS = (("AUPRC", "ordinal_auprc", "auprc", 100.0), ("Process", "process_score", "process_score", 1.0),
                  ("Consistency", "consistency_score", "consistency_score", 1.0), ("Accuracy", "accuracy", None, 100.0))
 
@@ -64,7 +65,16 @@ def _judged(scored: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def pr_curves(scored: Mapping[str, Any]) -> pl.DataFrame:
-    """Precision–recall points per defined threshold (scikit-learn's precision_recall_curve)."""
+    """Precision–recall points per defined threshold (scikit-learn's ``precision_recall_curve``), in
+    drawing order: ``point`` counts along each curve, recall ascending and, at one recall, precision
+    descending.
+
+    Drawn as a step that takes each point's precision back to the previous point's recall
+    (Vega-Lite ``step-before`` in this order), the area under a curve is
+    AP = Σₙ (Rₙ − Rₙ₋₁)·Pₙ, the AP of the same threshold in :func:`thresholds`. The samples and
+    ranking scores are those the AP was computed from (GT verdict in the scale,
+    :func:`core.metrics.score.ranking_scores`).
+    """
     scale = _scale(scored)
     samples = _judged(scored)
     frames = []
@@ -78,10 +88,13 @@ def pr_curves(scored: Mapping[str, Any]) -> pl.DataFrame:
                 from sklearn.metrics import precision_recall_curve
 
                 p, r, _ = precision_recall_curve(y, y_score)
-                frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "recall": r, "precision": p}))
+                # scikit-learn lists thresholds ascending (recall descending); reversed, a tie of recall
+                # comes highest precision first, which is the precision AP gives the interval before it.
+                frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "point": range(len(r)),
+                                            "recall": r[::-1], "precision": p[::-1]}))
     if not frames:
-        return pl.DataFrame(schema={"threshold": pl.Utf8, "recall": pl.Float64, "precision": pl.Float64})
-    return pl.concat(frames)
+        return pl.DataFrame(schema=PR_SCHEMA)
+    return pl.concat(frames).cast(PR_SCHEMA)  # type: ignore[arg-type]
 
 
 def components(scored: Mapping[str, Any]) -> pl.DataFrame:
