@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -17,7 +18,8 @@ from core.db import Database
 from core.errors import DataError, WorkbenchError
 from core.files import read_json
 from core.ground_truth import list_gt_files
-from core.metrics.io import read_run_summary
+from core.metrics import badges
+from core.metrics.io import read_run_summary, spec_fallback
 from core.tasks import list_tasks
 from core.workspace import Workspace
 
@@ -71,7 +73,9 @@ def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
 
 
 def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
-    """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline numbers."""
+    """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline scores and their badges
+    (:mod:`core.metrics.badges`: ✓ / ✗ / ⚠, accuracy beside the majority-class baseline, incidents
+    claimed and found, what a degenerate score or an amos spec fallback means)."""
     rows = []
     for path in sorted(ws.runs_dir.glob("*/results.json")) if ws.runs_dir.exists() else []:
         try:  # the run's summary.json when it was written for this very results.json, else the file itself
@@ -81,12 +85,21 @@ def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
             continue  # Home lists it with its reason (core.health)
         if not isinstance(r, dict):
             continue
-        scores = r.get("unified_scores") or {}
-        rows.append({"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
-                     "K": r.get("k"), "n": r.get("n"), "accuracy": r.get("accuracy"),
-                     "AUPRC": scores.get("auprc"), "process": scores.get("process_score"),
-                     "consistency": scores.get("consistency_score")})
+        rows.append(_run_row(r, path))
     return pl.DataFrame(rows) if rows else None
+
+
+def _run_row(r: dict, path: Path) -> dict[str, object]:
+    facts = badges.facts_of(r)
+    marks = badges.badges(r, facts)
+    share = ((facts or {}).get("majority") or {}).get("share")
+    fallback = spec_fallback(path.parent, r)
+    notes = [m["short"] for m in marks if m["short"]] + (["amos spec fallback"] if fallback else [])
+    return {"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
+            "K": r.get("k"), "n": r.get("n"),
+            **{m["metric"]: "N/A" if m["score_pct"] is None else f"{m['score_pct']:.1f}% {m['status']}" for m in marks},
+            "majority baseline": None if share is None else f"{100 * share:.1f}%",
+            "incidents": badges.incidents_line(facts), "notes": "; ".join(notes)}
 
 
 def labeling_section(ws: Workspace, db: Database) -> pl.DataFrame | None:

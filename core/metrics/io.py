@@ -3,7 +3,8 @@
 A run folder made here (``run``, ``runs import``) also holds ``summary.json``: the run's headline
 fields (:data:`SUMMARY_FIELDS`, a few kB) stamped with the size and mtime of the results.json it
 was taken from, so views over many runs (score against K) need not parse every results.json. A
-summary whose stamp no longer matches is ignored; a results.json made elsewhere gets none.
+summary whose stamp no longer matches, or one without the badges' ``facts`` (written by an earlier
+version), is ignored; a results.json made elsewhere gets none.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from core.errors import DataError
 from core.files import read_json, write_json_atomic
 
 RESULTS_NAME = "results.json"
+SPEC_NAME = "spec.json"  # what a method's prepare step wrote (amos: the compiled spec and the compile call's usage)
 SUMMARY_NAME = "summary.json"
 SUMMARY_FIELDS = ("run_id", "task_id", "policy_id", "method", "model", "k", "n", "timestamp", "accuracy", "correct",
                   "total", "verdict_scale", "unified_scores", "intervals")
@@ -71,8 +73,12 @@ def run_dirs(runs_root: Path) -> list[Path]:
 
 def run_summary(scored: Mapping[str, Any]) -> dict[str, Any]:
     """The headline fields of a scored run (what :func:`core.metrics.views.headline` and
-    ``scores_by_k`` read), copied unchanged."""
-    return {key: scored[key] for key in SUMMARY_FIELDS if key in scored}
+    ``scores_by_k`` read), copied unchanged, and the facts its badges need
+    (:func:`core.metrics.badges.run_facts`: majority baseline, incidents, ranking spread)."""
+    # deferred: core.metrics.badges imports the scoring modules; io is read by pages that never score
+    from core.metrics.badges import facts_of
+
+    return {**{key: scored[key] for key in SUMMARY_FIELDS if key in scored}, "facts": facts_of(scored)}
 
 
 def write_run_summary(run_dir: str | Path, scored: Mapping[str, Any]) -> Path:
@@ -94,4 +100,27 @@ def read_run_summary(results_path: str | Path, size: int, mtime_ns: int) -> dict
         return None
     if not isinstance(summary, dict) or summary.get("results_file") != {"size": size, "mtime_ns": mtime_ns}:
         return None
+    if not isinstance(summary.get("facts"), dict):  # written before summaries carried the badges' facts
+        return None
     return summary
+
+
+def read_prepared(run_dir: str | Path) -> dict[str, Any] | None:
+    """``spec.json`` of a run folder (``{spec, usage, cached}``), or None when there is none or it
+    cannot be read (a run without a prepare step)."""
+    try:
+        data = orjson.loads((Path(run_dir) / SPEC_NAME).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def spec_fallback(run_dir: str | Path, run: Mapping[str, Any] | None = None) -> str | None:
+    """Why the run's compiled spec was not used (``prepare.spec_fallback`` of its results.json, else
+    its spec.json's ``spec.fallback``), or None."""
+    prepared = (run or {}).get("prepare")
+    if isinstance(prepared, Mapping) and "spec_fallback" in prepared:
+        return prepared["spec_fallback"] or None
+    spec = (read_prepared(run_dir) or {}).get("spec")
+    reason = spec.get("fallback") if isinstance(spec, dict) else None
+    return str(reason) if reason else None

@@ -13,11 +13,12 @@ from typing import Any
 
 import polars as pl
 
+from core.metrics.badges import badges
 from core.metrics.bootstrap import paired_differences
 from core.metrics.process import PROCESS_WEIGHTS, claimed_incidents, evidences_of, snippet_valid
 from core.metrics.ranking import verdict_ordinals
 from core.metrics.score import ranking_scores, resolve_policy, sample_table
-from core.metrics.summary import COMPONENT_NAMES, TARGET
+from core.metrics.summary import COMPONENT_NAMES
 
 PR_SCHEMA = {"threshold": pl.Utf8, "point": pl.Int64, "recall": pl.Float64, "precision": pl.Float64}
 HEADLINE_ROWS = (("AUPRC", "ordinal_auprc", "auprc", 100.0), ("Process", "process_score", "process_score", 1.0),
@@ -28,26 +29,22 @@ def _scale(scored: Mapping[str, Any]) -> list[str]:
     return list(scored.get("verdict_scale") or ["Low Risk", "High Risk", "Critical Risk"])
 
 
-def _value(scored: Mapping[str, Any], key: str | None, name: str) -> float | None:
-    if key is None:
-        return scored.get("accuracy")
-    return (scored.get("unified_scores") or {}).get(key)
-
-
 def headline(scored: Mapping[str, Any]) -> pl.DataFrame:
-    """score, 95 % interval (in %) and status (✓ above 75 %) of AUPRC, process, consistency, accuracy."""
-    rows = []
+    """score, 95 % interval (in %), status and note of AUPRC, process, consistency, accuracy.
+
+    status and note are :func:`core.metrics.badges.badges`: ✓ above 75 % (accuracy: and above the
+    majority-class baseline), ✗, ⚠ for a degenerate score with the note saying why, N/A.
+    """
     ivs = (scored.get("intervals") or {}).get("scores") or {}
-    for label, name, key, scale in HEADLINE_ROWS:
-        v = _value(scored, key, name)
+    rows = []
+    for (label, name, _key, scale), badge in zip(HEADLINE_ROWS, badges(scored), strict=True):
         iv = ivs.get(name) or {}
-        pct = None if v is None else v * scale
-        rows.append({"metric": label, "score_pct": pct,
+        rows.append({"metric": label, "score_pct": badge["score_pct"],
                      "low_pct": None if iv.get("low") is None else iv["low"] * scale,
                      "high_pct": None if iv.get("high") is None else iv["high"] * scale,
-                     "status": "N/A" if pct is None else ("✓" if pct > TARGET else "✗")})
+                     "status": badge["status"], "note": badge["note"]})
     return pl.DataFrame(rows, schema={"metric": pl.Utf8, "score_pct": pl.Float64, "low_pct": pl.Float64,
-                                      "high_pct": pl.Float64, "status": pl.Utf8})
+                                      "high_pct": pl.Float64, "status": pl.Utf8, "note": pl.Utf8})
 
 
 def thresholds(scored: Mapping[str, Any]) -> pl.DataFrame:

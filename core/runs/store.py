@@ -9,6 +9,8 @@ from core.errors import DataError, WorkbenchError
 from core.execution import read_log
 from core.files import read_json, write_text_atomic
 from core.locks import pid_alive
+from core.metrics.badges import headline_report
+from core.metrics.io import spec_fallback
 from core.runs.execute import CANCEL_FILE, CONFIG_FILE, STATUS_FILE
 from core.runs.plan import SAMPLES_FILE, RunConfig
 from core.runs.results import RESULTS_FILE
@@ -79,6 +81,8 @@ def show_run(ws: Workspace, run_id: str) -> dict[str, Any]:
     results = _read(folder / RESULTS_FILE)
     if results is not None:
         out["results"] = {k: v for k, v in results.items() if k != "results"}
+        # what the scores need beside them not to flatter the run (core.metrics.badges)
+        out["headline"] = headline_report(results, spec_fallback(folder, results))
     return out
 
 
