@@ -17,6 +17,7 @@ from core.ground_truth.policy_loader import list_policies
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints
 from core.methods import METHODS, prompt_template
+from core.metrics.io import spec_fallback
 from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
 from core.settings import env
 from core.tasks import task_ids
@@ -127,7 +128,16 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
         "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8,
         "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
         "elapsed_s": pl.Float64}, strict=False)
-    return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"))
+    notes = [_notes(ws, r["run_id"]) for r in rows]
+    return frame.with_columns(pl.Series("notes", notes, dtype=pl.Utf8),
+                              ("/results?run=" + pl.col("run_id")).alias("results"))
+
+
+def _notes(ws: Workspace, run_id: str) -> str:
+    """What the run's figures do not say by themselves (an amos spec fallback: the run did not use
+    the spec it compiled)."""
+    reason = spec_fallback(ws.runs_dir / run_id)
+    return f"spec fallback: {reason}" if reason else ""
 
 
 def resumable(ws: Workspace) -> list[str]:
