@@ -18,6 +18,8 @@ from core.db import Database
 from core.errors import DataError, WorkbenchError
 from core.files import read_json
 from core.ground_truth import list_gt_files
+from core.ground_truth.formulas import VERDICTS
+from core.ground_truth.policy_loader import get_policy, list_policies
 from core.metrics import badges
 from core.metrics.io import read_run_summary, spec_fallback
 from core.tasks import list_tasks
@@ -27,11 +29,14 @@ SectionBuilder = Callable[[Workspace, Database], "pl.DataFrame | None"]
 
 
 def tasks_section(ws: Workspace, db: Database) -> pl.DataFrame:
-    """Every registered task with its keywords, formulas and policies."""
+    """Every task (package and workspace) with its keywords, formulas and policies; a policy with dead rules (parts
+    that can never apply, ``Policy.dead_rules``) is flagged "⚠ n dead"."""
+    dead = {p.policy_id: len(p.dead_rules) for p in list_policies(ws=ws) if p.dead_rules}
     return pl.DataFrame([
         {"task": t.task_id, "name": t.name, "keywords": len(t.keywords),
-         "formulas": ", ".join(t.formulas), "policies": ", ".join(t.policies)}
-        for t in list_tasks()
+         "formulas": ", ".join(t.formulas),
+         "policies": ", ".join(f"{p} ⚠ {dead[p]} dead" if p in dead else p for p in t.policies)}
+        for t in list_tasks(ws)  # the workspace's own tasks too (e.g. a topic imported with its policies)
     ])
 
 
@@ -57,19 +62,29 @@ def judging_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
 
 
 def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
-    """GT files in the workspace, exported or imported."""
+    """GT files in the workspace, exported or imported, each with its verdict counts on its own scale
+    (its policy's verdicts, lowest first; Low/High/Critical Risk for a formula)."""
     files = list_gt_files(ws)
     if not files:
         return None
     rows = []
     for f in files:
         dist = f.get("verdict_distribution") or {}
+        scale = _verdict_scale(ws, f.get("definition"))
+        order = [v for v in scale if v in dist] + [v for v in dist if v not in scale]
         rows.append({"file": f["name"], "layout": f["layout"], "definition": f["definition"],
                      "K": "all" if f["k"] is None else str(f["k"]), "restaurants": f["n_restaurants"],
-                     "Low Risk / High Risk / Critical Risk": " / ".join(str(dist.get(v, 0)) for v in
-                                                         ("Low Risk", "High Risk", "Critical Risk")),
+                     "verdicts (lowest first)": " / ".join(f"{v} {dist[v]}" for v in order) or "—",
                      "imported": "yes" if f["imported"] else ""})
     return pl.DataFrame(rows)
+
+
+def _verdict_scale(ws: Workspace, definition: object) -> tuple[str, ...]:
+    """The ordered verdicts of a GT file's policy, or Low/High/Critical Risk (formulas, unknown ids)."""
+    try:
+        return get_policy(str(definition), ws=ws).verdicts
+    except (WorkbenchError, ValueError):
+        return VERDICTS
 
 
 def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
