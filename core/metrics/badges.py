@@ -101,11 +101,14 @@ def incidents_line(facts: Mapping[str, Any] | None) -> str:
     '3 incidents claimed, 2 of 5 GT incidents found'
     >>> incidents_line({"incidents": {"claimed": 1, "found": 0, "gt_total": None, "gt_total_exact": True}})
     '1 incident claimed; GT lists no incidents (verdicts only): none can be checked'
+    >>> incidents_line({"incidents": {"claimed": 0, "found": 0, "gt_total": 4, "structured": 0}})
+    'no incident claimed (no answer carries an evidence list), 0 of 4 GT incidents found'
     """
     inc = (facts or {}).get("incidents")
     if not inc:
         return "incidents: unknown (the run's samples are not at hand)"
-    claimed = f"{inc['claimed']} incident{'' if inc['claimed'] == 1 else 's'} claimed"
+    claimed = (f"{inc['claimed']} incident{'' if inc['claimed'] == 1 else 's'} claimed" if inc.get("structured", 1)
+               else "no incident claimed (no answer carries an evidence list)")
     if inc.get("gt_total") is None:
         return f"{claimed}; GT lists no incidents (verdicts only): none can be checked"
     of = inc["gt_total"] if inc.get("gt_total_exact", True) else f"at least {inc['gt_total']}"
@@ -200,8 +203,10 @@ def fallback_line(reason: str | None) -> str | None:
     """What a run says when the extraction spec its method compiled was not used (amos:
     ``spec.json``'s ``spec.fallback``); None when it was.
 
-    >>> fallback_line("keywords must be a non-empty list of strings")[:62]
-    'amos spec fallback: the compiled spec was invalid (keywords mus'
+    >>> fallback_line("keywords must be a non-empty list of strings")[:50]
+    'amos spec fallback: the compiled spec was invalid '
+    >>> fallback_line(None) is None
+    True
     """
     if not reason:
         return None

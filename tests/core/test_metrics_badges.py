@@ -159,4 +159,5 @@ def test_real_xnot_run_badges():
     # K=50 GT: 96 Low / 2 High / 2 Critical → majority baseline 96 %
     assert facts["majority"] == {"verdict": "Low Risk", "share": 0.96, "n": 100}
     assert rows["Accuracy"]["status"] == ("✓" if scored["accuracy"] > 0.96 else "✗")
-    assert incidents_line(facts).endswith("GT lists no incidents (verdicts only): none can be checked")
+    assert incidents_line(facts) == ("no incident claimed (no answer carries an evidence list); GT lists no incidents "
+                                     "(verdicts only): none can be checked")
