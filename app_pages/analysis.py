@@ -57,8 +57,9 @@ st.caption("Every figure below is the scorer's reading of the responses. Its hel
 st.dataframe(page.quality_table(rep["scorer_quality"]), hide_index=True, placeholder="—", width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("MAE", "Pearson", "Lin's CCC", "human ceiling CCC")})
-for line in rep["warnings"]:
-    show(st.warning, "{line}", line=line)
+if rep["warnings"]:  # one box, a paragraph per warning
+    show(st.warning, "\n\n".join(f"{{w{i}}}" for i in range(len(rep["warnings"]))),
+         **{f"w{i}": w for i, w in enumerate(rep["warnings"])})
 
 st.subheader("Mean score by model and perspective")
 ui.show_chart(charts.group_means_chart(rep["by_group"]), width="stretch")

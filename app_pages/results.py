@@ -44,10 +44,9 @@ if mode == MODES[0]:
         col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help=ur.STATUS_HELP)
         col.caption((ci or "no interval") + (f" · {notes['baseline']}" if row["metric"] == "Accuracy" else ""))
     show(st.caption, "{line}", line=notes["incidents"])
-    for line in notes["warnings"]:
-        show(st.warning, "{line}", line=line)
-    if notes["fallback"]:
-        show(st.warning, "{line}", line=notes["fallback"])
+    lines = [*notes["warnings"], *([notes["fallback"]] if notes["fallback"] else [])]
+    if lines:  # one box, a paragraph per degenerate score (and an amos spec fallback)
+        show(st.warning, "\n\n".join(f"{{l{i}}}" for i in range(len(lines))), **{f"l{i}": t for i, t in enumerate(lines)})
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
     st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}**"
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
@@ -61,7 +60,7 @@ if mode == MODES[0]:
         st.dataframe(frames["thresholds"], hide_index=True, placeholder="—", width="stretch",
                      column_config={c: NUM(format="%.3f") for c in ("AP", "nAP", "prevalence")})
         if frames["pr"].height:
-            st.vega_lite_chart(ur.chart_spec("pr", stamp, lambda: rc.pr_chart(frames["pr"])), width="stretch")
+            st.vega_lite_chart(ur.chart_spec("pr", stamp, lambda: rc.pr_chart(frames["pr"])), width="stretch", height=420)
     with t_proc:
         st.vega_lite_chart(ur.chart_spec("proc", stamp, lambda: rc.components_chart(frames["components"])), width="stretch")
         st.caption("Process score = Σ weight × score over the components that are not N/A, divided by their weights.")

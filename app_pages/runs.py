@@ -127,7 +127,7 @@ else:
         "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
         "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),
-        "notes": st.column_config.TextColumn("Notes", help="What the figures do not say by themselves, e.g. an amos "
-                                             "run that fell back to the task's default spec"),
+        "notes": st.column_config.TextColumn("Notes", help="What the figures do not say by themselves, e.g. "
+                                             "an amos run that fell back to the task's default spec (Results says why)"),
         "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

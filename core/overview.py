@@ -114,7 +114,7 @@ def _run_row(r: dict, path: Path) -> dict[str, object]:
             "K": r.get("k"), "n": r.get("n"),
             **{m["metric"]: "N/A" if m["score_pct"] is None else f"{m['score_pct']:.1f}% {m['status']}" for m in marks},
             "majority baseline": None if share is None else f"{100 * share:.1f}%",
-            "incidents": badges.incidents_line(facts), "notes": "; ".join(notes)}
+            "incidents": badges.incidents_short(facts), "notes": "; ".join(notes)}
 
 
 def labeling_section(ws: Workspace, db: Database) -> pl.DataFrame | None:

@@ -115,6 +115,24 @@ def incidents_line(facts: Mapping[str, Any] | None) -> str:
     return f"{claimed}, {inc['found']} of {of} GT incident{'' if of == 1 else 's'} found"
 
 
+def incidents_short(facts: Mapping[str, Any] | None) -> str:
+    """:func:`incidents_line` for a table cell.
+
+    >>> incidents_short({"incidents": {"claimed": 3, "found": 2, "gt_total": 5, "gt_total_exact": True}})
+    '3 claimed · 2 of 5 found'
+    >>> incidents_short({"incidents": {"claimed": 0, "found": 0, "gt_total": None, "structured": 0}})
+    'no evidence · GT lists none'
+    """
+    inc = (facts or {}).get("incidents")
+    if not inc:
+        return "unknown"
+    claimed = f"{inc['claimed']} claimed" if inc.get("structured", 1) else "no evidence"
+    if inc.get("gt_total") is None:
+        return f"{claimed} · GT lists none"
+    of = inc["gt_total"] if inc.get("gt_total_exact", True) else f"≥ {inc['gt_total']}"
+    return f"{claimed} · {inc['found']} of {of} found"
+
+
 def _pct(v: float | None) -> str:
     return "N/A" if v is None else f"{v:.1f}%"
 

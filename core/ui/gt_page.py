@@ -96,13 +96,13 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
 
 
 def definition_label(ws: Workspace, name: str) -> str:
-    """The picker's label of a definition: its name, flagged "⚠ 2 dead rules" when it is a policy
-    with parts that can never apply (``Policy.dead_rules``)."""
+    """The picker's label of a definition: its name, flagged "⚠ 2 dead" when it is a policy with
+    rules that can never apply (``Policy.dead_rules``; the picker's help says so)."""
     try:
         dead = getattr(cache.resolved(ws, name).definition, "dead_rules", ())
     except Exception:  # noqa: BLE001 - a label never breaks the picker; choosing it shows the error
         return name
-    return f"{name}  ⚠ {len(dead)} dead rule{'' if len(dead) == 1 else 's'}" if dead else name
+    return f"{name} ⚠ {len(dead)} dead" if dead else name  # short: the picker is a narrow column
 
 
 def k_at() -> int | None:

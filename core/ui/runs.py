@@ -129,15 +129,15 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
         "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
         "elapsed_s": pl.Float64}, strict=False)
     notes = [_notes(ws, r["run_id"]) for r in rows]
-    return frame.with_columns(pl.Series("notes", notes, dtype=pl.Utf8),
-                              ("/results?run=" + pl.col("run_id")).alias("results"))
+    return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"),  # the link stays in view;
+                              pl.Series("notes", notes, dtype=pl.Utf8))  # notes come last, scrolled to when long
 
 
 def _notes(ws: Workspace, run_id: str) -> str:
     """What the run's figures do not say by themselves (an amos spec fallback: the run did not use
     the spec it compiled)."""
     reason = spec_fallback(ws.runs_dir / run_id)
-    return f"spec fallback: {reason}" if reason else ""
+    return f"⚠ spec fallback: {reason}" if reason else ""
 
 
 def resumable(ws: Workspace) -> list[str]:

@@ -64,7 +64,8 @@ def test_imported_llm_judged_run_and_empty_workspace(app_factory, small_demo, tm
     assert len(groups) == 6
     # an LLM judge: no manifest, its quality unknown; the neutral groups scored 0 throughout say so
     assert list(at.dataframe[0].value["verdict"]) == ["unknown (no manifest)"]
-    warnings = [w.value.replace("\\", "") for w in at.warning]  # text from data: escaped markdown
+    (box,) = [w.value.replace("\\", "") for w in at.warning]  # text from data: escaped markdown, one box
+    warnings = box.split("\n\n")
     assert any("no scorer manifest" in w for w in warnings)
     assert sum("nothing varies, so the interval has no width" in w for w in warnings) == 2
     neutral = groups[groups["asked as"] == "neutral"]

@@ -32,7 +32,7 @@ def test_home_shows_badges_dead_rules_and_own_scales(app_factory, small_demo, tm
     row = runs[runs["run"] == "no-incident"].iloc[0]
     assert (row["AUPRC"], row["Process"], row["Consistency"], row["Accuracy"]) == ("2.0% ⚠", "75.0% ⚠", "100.0% ⚠",
                                                                                    "98.0% ✗")
-    assert row["majority baseline"] == "98.0%" and row["incidents"] == "0 incidents claimed, 0 of 1 GT incident found"
+    assert row["majority baseline"] == "98.0%" and row["incidents"] == "0 claimed · 0 of 1 found"
     assert row["notes"] == ("AUPRC: one constant ranking score; Process: no incident checked; Consistency: no incident "
                             "claimed; Accuracy: not above the majority baseline")
     assert all(v.split()[-1] in ("✓", "✗", "⚠") or v == "N/A" for v in runs["Accuracy"])

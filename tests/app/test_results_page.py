@@ -147,9 +147,9 @@ def test_a_degenerate_run_gets_no_tick_and_says_why(app_factory, small_demo, tmp
     captions = [c.value.replace("\\", "") for c in at.caption]  # text from data: escaped markdown
     assert any(c.endswith("majority baseline 98.0% (Low Risk)") for c in captions)
     assert "0 incidents claimed, 0 of 1 GT incident found" in captions
-    warnings = [w.value.replace("\\", "") for w in at.warning]
-    assert [w.split(":")[0] for w in warnings] == ["AUPRC 2.0% ⚠", "Process 75.0% ⚠", "Consistency 100.0% ⚠",
-                                                   "Accuracy 98.0% ✗", "amos spec fallback"]
+    (box,) = [w.value.replace("\\", "") for w in at.warning]  # one box, a paragraph per line
+    assert [w.split(":")[0] for w in box.split("\n\n")] == ["AUPRC 2.0% ⚠", "Process 75.0% ⚠", "Consistency 100.0% ⚠",
+                                                          "Accuracy 98.0% ✗", "amos spec fallback"]
     chart = next(c for c in at.get("vega_lite_chart") if "recall" in c.proto.spec)
     spec = json.loads(chart.proto.spec)  # the data travel as Arrow beside the spec
     (named,) = chart.proto.datasets

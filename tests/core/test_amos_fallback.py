@@ -89,7 +89,7 @@ def test_an_invalid_compile_answer_is_stated_and_its_call_counted(root, server, 
     from core.ui.runs import runs_table
 
     table = runs_table(Workspace(Path(root)))
-    assert table.filter(table["run_id"] == "amos-fb")["notes"].to_list() == [f"spec fallback: {REASON}"]
+    assert table.filter(table["run_id"] == "amos-fb")["notes"].to_list() == [f"⚠ spec fallback: {REASON}"]
 
 
 def test_a_resumed_run_keeps_counting_its_earlier_compile_call(root, server, capsys):

@@ -62,8 +62,8 @@ def test_policies_list_and_show_flag_them(ws, capsys):
 def test_the_gt_picker_labels_them(ws):
     from core.ui.gt_page import definition_label
 
-    assert definition_label(ws, "G2_business_V3") == "G2_business_V3  ⚠ 3 dead rules"
-    assert definition_label(ws, "G1_dietary_V3") == "G1_dietary_V3  ⚠ 1 dead rule"
+    assert definition_label(ws, "G2_business_V3") == "G2_business_V3 ⚠ 3 dead"
+    assert definition_label(ws, "G1_dietary_V3") == "G1_dietary_V3 ⚠ 1 dead"
     assert definition_label(ws, "G1_dietary_V1") == "G1_dietary_V1"
     assert definition_label(ws, "v1") == "v1"
     assert definition_label(ws, "no such definition") == "no such definition"
