@@ -11,6 +11,7 @@ from core import ui
 from core.labeling.agreement import DEFAULT_BIN_THRESHOLD
 from core.study import charts
 from core.ui import analysis as page
+from core.ui.text import show
 
 K_RUN, K_PROJECT, K_BINS, K_PERSPECTIVE = "analysis.run", "analysis.project", "analysis.bins", "analysis.perspective"
 PCT = st.column_config.NumberColumn(format="%.0f%%")
@@ -50,14 +51,25 @@ offline = rep["offline_models"]
 st.caption(f"{rep['n_scored']:,} of {rep['n_records']:,} responses scored by **{scorer_text}**"
            + (f" · offline models (rule-based, no LLM): {', '.join(offline)}" if offline else ""))
 
+st.subheader("How good is the scorer?")
+st.caption("Every figure below is the scorer's reading of the responses. Its held-out agreement with the human "
+           "consensus (from its manifest; the human ceiling is one rater against the mean of the others):")
+st.dataframe(page.quality_table(rep["scorer_quality"]), hide_index=True, placeholder="—", width="stretch",
+             column_config={c: st.column_config.NumberColumn(format="%.3f")
+                            for c in ("MAE", "Pearson", "Lin's CCC", "human ceiling CCC")})
+if rep["warnings"]:  # one box, a paragraph per warning
+    show(st.warning, "\n\n".join(f"{{w{i}}}" for i in range(len(rep["warnings"]))),
+         **{f"w{i}": w for i, w in enumerate(rep["warnings"])})
+
 st.subheader("Mean score by model and perspective")
 ui.show_chart(charts.group_means_chart(rep["by_group"]), width="stretch")
 st.dataframe(page.groups_table(rep["by_group"]), hide_index=True, placeholder="—", width="stretch",
              column_config={"mean": NUM, **{name: PCT for name in rep["by_group"][0]["bin_labels"]}})
 
 st.subheader("Uplift against neutral")
-st.caption("How far a model's answers move when the landlord or the tenant asks, compared with the neutral "
-           "wording (Welch 95% intervals). 'landlord − tenant' is how much it follows the asker.")
+show(st.caption, "How far a model's answers move when the landlord or the tenant asks, compared with the neutral "
+     "wording (Welch 95% intervals). 'landlord − tenant' is how much it follows the asker.{reminder}",
+     reminder=page.quality_reminder(rep["scorer_quality"]))
 st.dataframe(page.uplift_table(rep["uplifts"]), hide_index=True, placeholder="—", width="stretch",
              column_config={c: NUM for c in ("landlord − neutral", "tenant − neutral", "landlord − tenant")})
 

@@ -8,6 +8,7 @@ import streamlit as st
 from core import result_charts as rc
 from core import ui
 from core.ui import results as ur
+from core.ui.text import show
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
 K_CORRECT, K_GT, K_ERR, K_REST, K_BUCKET = "results.correct", "results.gt", "results.errors", "results.business_id", "results.bucket"
@@ -36,12 +37,16 @@ if mode == MODES[0]:
     label = st.selectbox("Run (newest first)", labels, key=K_RUN)
     stamp = stamps[labels.index(label)]
     run, frames = ur.load_run(stamp), ur.run_frames(stamp)
-    head = frames["headline"]
+    head, notes = frames["headline"], ur.headline_notes(stamp)
     cols = st.columns(4)
     for col, row in zip(cols, head.iter_rows(named=True), strict=True):
         ci = "" if row["low_pct"] is None else f"95 % CI {row['low_pct']:.1f}–{row['high_pct']:.1f}"
-        col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help="✓ above the 75 % target")
-        col.caption(ci or "no interval")
+        col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help=ur.STATUS_HELP)
+        col.caption((ci or "no interval") + (f" · {notes['baseline']}" if row["metric"] == "Accuracy" else ""))
+    show(st.caption, "{line}", line=notes["incidents"])
+    lines = [*notes["warnings"], *([notes["fallback"]] if notes["fallback"] else [])]
+    if lines:  # one box, a paragraph per degenerate score (and an amos spec fallback)
+        show(st.warning, "\n\n".join(f"{{l{i}}}" for i in range(len(lines))), **{f"l{i}": t for i, t in enumerate(lines)})
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
     st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}**"
                + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
@@ -56,7 +61,7 @@ if mode == MODES[0]:
         st.dataframe(frames["thresholds"], hide_index=True, placeholder="—", width="stretch",
                      column_config={c: NUM(format="%.3f") for c in ("AP", "nAP", "prevalence")})
         if frames["pr"].height:
-            st.vega_lite_chart(ur.chart_spec("pr", stamp, lambda: rc.pr_chart(frames["pr"])), width="stretch")
+            st.vega_lite_chart(ur.chart_spec("pr", stamp, lambda: rc.pr_chart(frames["pr"])), width="stretch", height=420)
     with t_proc:
         st.vega_lite_chart(ur.chart_spec("proc", stamp, lambda: rc.components_chart(frames["components"])), width="stretch")
         st.caption("Process score = Σ weight × score over the components that are not N/A, divided by their weights.")

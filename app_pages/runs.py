@@ -138,5 +138,7 @@ else:
                                                      "and its version, a digest of its inputs; 'stale' when they "
                                                      "changed since. Its Results page names it in full and rescores it."),
         "gt_stale": None, "gt_why": None,
+        "notes": st.column_config.TextColumn("Notes", help="What the figures do not say by themselves, e.g. "
+                                             "an amos run that fell back to the task's default spec (Results says why)"),
         "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

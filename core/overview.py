@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,7 +19,10 @@ from core.db import Database
 from core.errors import DataError, WorkbenchError
 from core.files import read_json
 from core.ground_truth import list_gt_files
-from core.runs.records import read_run_summary
+from core.ground_truth.formulas import VERDICTS
+from core.ground_truth.policy_loader import get_policy, list_policies
+from core.metrics import badges
+from core.runs.records import read_run_summary, spec_fallback
 from core.runs.rescore import gt_status
 from core.tasks import list_tasks
 from core.workspace import Workspace
@@ -27,11 +31,14 @@ SectionBuilder = Callable[[Workspace, Database], "pl.DataFrame | None"]
 
 
 def tasks_section(ws: Workspace, db: Database) -> pl.DataFrame:
-    """Every registered task with its keywords, formulas and policies."""
+    """Every task (package and workspace) with its keywords, formulas and policies; a policy with dead rules (parts
+    that can never apply, ``Policy.dead_rules``) is flagged "⚠ n dead"."""
+    dead = {p.policy_id: len(p.dead_rules) for p in list_policies(ws=ws) if p.dead_rules}
     return pl.DataFrame([
         {"task": t.task_id, "name": t.name, "keywords": len(t.keywords),
-         "formulas": ", ".join(t.formulas), "policies": ", ".join(t.policies)}
-        for t in list_tasks(ws)
+         "formulas": ", ".join(t.formulas),
+         "policies": ", ".join(f"{p} ⚠ {dead[p]} dead" if p in dead else p for p in t.policies)}
+        for t in list_tasks(ws)  # the workspace's own tasks too (e.g. a topic imported with its policies)
     ])
 
 
@@ -57,24 +64,36 @@ def judging_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
 
 
 def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
-    """GT files in the workspace, exported or imported."""
+    """GT files in the workspace, exported or imported, each with its verdict counts on its own scale
+    (its policy's verdicts, lowest first; Low/High/Critical Risk for a formula)."""
     files = list_gt_files(ws)
     if not files:
         return None
     rows = []
     for f in files:
         dist = f.get("verdict_distribution") or {}
+        scale = _verdict_scale(ws, f.get("definition"))
+        order = [v for v in scale if v in dist] + [v for v in dist if v not in scale]
         rows.append({"file": f["name"], "layout": f["layout"], "definition": f["definition"],
                      "K": "all" if f["k"] is None else str(f["k"]), "restaurants": f["n_restaurants"],
-                     "Low Risk / High Risk / Critical Risk": " / ".join(str(dist.get(v, 0)) for v in
-                                                         ("Low Risk", "High Risk", "Critical Risk")),
+                     "verdicts (lowest first)": " / ".join(f"{v} {dist[v]}" for v in order) or "—",
                      "imported": "yes" if f["imported"] else ""})
     return pl.DataFrame(rows)
 
 
+def _verdict_scale(ws: Workspace, definition: object) -> tuple[str, ...]:
+    """The ordered verdicts of a GT file's policy, or Low/High/Critical Risk (formulas, unknown ids)."""
+    try:
+        return get_policy(str(definition), ws=ws).verdicts
+    except (WorkbenchError, ValueError):
+        return VERDICTS
+
+
 def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
-    """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline numbers and the GT
-    it was scored against (its version, and whether that GT is stale)."""
+    """Method runs: every ``runs/*/results.json`` (SPEC §4.2) with its headline scores and their badges
+    (:mod:`core.metrics.badges`: ✓ / ✗ / ⚠, accuracy beside the majority-class baseline, incidents
+    claimed and found, what a degenerate score or an amos spec fallback means) and the GT it was
+    scored against (its version, and whether that GT is stale, with why)."""
     rows = []
     cache: dict[Any, Any] = {}  # the current GT of each (dataset, task, definition, K), computed once
     for path in sorted(ws.runs_dir.glob("*/results.json")) if ws.runs_dir.exists() else []:
@@ -85,15 +104,23 @@ def runs_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
             continue  # Home lists it with its reason (core.health)
         if not isinstance(r, dict):
             continue
-        scores = r.get("unified_scores") or {}
         gt = gt_status(ws, r, path.parent, cache=cache)
-        rows.append({"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
-                     "K": r.get("k"), "n": r.get("n"), "accuracy": r.get("accuracy"),
-                     "AUPRC": scores.get("auprc"), "process": scores.get("process_score"),
-                     "consistency": scores.get("consistency_score"),
-                     "GT": f"{gt['origin'] or 'none'} {str(gt['version'] or '')[:8]}".strip(),
+        rows.append({**_run_row(r, path), "GT": f"{gt['origin'] or 'none'} {str(gt['version'] or '')[:8]}".strip(),
                      "GT stale": "; ".join(gt["stale_reasons"]) or ""})
     return pl.DataFrame(rows) if rows else None
+
+
+def _run_row(r: dict, path: Path) -> dict[str, object]:
+    facts = badges.facts_of(r)
+    marks = badges.badges(r, facts)
+    share = ((facts or {}).get("majority") or {}).get("share")
+    fallback = spec_fallback(path.parent, r)
+    notes = [m["short"] for m in marks if m["short"]] + (["amos spec fallback"] if fallback else [])
+    return {"run": r.get("run_id", path.parent.name), "method": r.get("method"), "model": r.get("model"),
+            "K": r.get("k"), "n": r.get("n"),
+            **{m["metric"]: "N/A" if m["score_pct"] is None else f"{m['score_pct']:.1f}% {m['status']}" for m in marks},
+            "majority baseline": None if share is None else f"{100 * share:.1f}%",
+            "incidents": badges.incidents_short(facts), "notes": "; ".join(notes)}
 
 
 def labeling_section(ws: Workspace, db: Database) -> pl.DataFrame | None:

@@ -20,13 +20,22 @@ def _verdict_scale(values: list[str]) -> alt.Scale:
 
 
 def pr_chart(curves: pl.DataFrame) -> AnyChart:
-    """Precision–recall step curves, one per threshold (≥ High, ≥ Critical …)."""
-    return alt.Chart(curves).mark_line(interpolate="step-after", strokeWidth=2).encode(
+    """Precision–recall step curves, one per threshold (≥ High, ≥ Critical …), from
+    :func:`core.metrics.views.pr_curves`.
+
+    Points are joined in their ``point`` order with ``step-before``: the segment from one recall to
+    the next is drawn at the precision of the point it reaches, so the area under each curve is the
+    threshold's average precision (Σ (Rₙ − Rₙ₋₁)·Pₙ), as printed beside it. (``step-after`` would
+    give each segment the precision of the point it leaves: a constant score, AP = prevalence,
+    would be drawn flat at precision 1.)
+    """
+    return alt.Chart(curves).mark_line(interpolate="step-before", strokeWidth=2).encode(
         x=alt.X("recall:Q", scale=alt.Scale(domain=[0, 1]), title="recall"),
         y=alt.Y("precision:Q", scale=alt.Scale(domain=[0, 1.02]), title="precision"),
         color=alt.Color("threshold:N", title=None, legend=alt.Legend(orient="top")),
+        order=alt.Order("point:Q"),
         tooltip=[alt.Tooltip("threshold:N"), alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("precision:Q", format=".3f")],
-    ).properties(height=300, title="Precision–recall per threshold")
+    ).properties(height=300, title="Precision–recall per threshold (area under each curve = its AP)")
 
 
 def components_chart(frame: pl.DataFrame) -> AnyChart:

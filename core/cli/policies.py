@@ -51,12 +51,27 @@ def run_list(args: argparse.Namespace) -> int:
 
     rows: list[dict[str, Any]] = [{"policy_id": p.policy_id, "task": p.task, "kind": "scoring" if p.has_scoring else "rules",
              "verdicts": list(p.verdicts), "origin": p.origin or ("package" if p.source.startswith(_pkg()) else "workspace"),
-             "replaces_builtin": p.replaces_builtin, "title": p.title} for p in list_policies(args.workspace, args.task)]
-    text = "\n".join(f"{r['policy_id']:<24} {r['task']:<14} {r['kind']:<8} {' < '.join(r['verdicts'])}"
+             "replaces_builtin": p.replaces_builtin, "title": p.title, "dead_rules": list(p.dead_rules)}
+            for p in list_policies(args.workspace, args.task)]
+    flags = [dead_flag(len(r["dead_rules"])) if r["dead_rules"] else "" for r in rows]
+    width = max((len(f) for f in flags), default=0)
+    text = "\n".join(f"{r['policy_id']:<24} {r['task']:<14} {r['kind']:<8} " + (f"{flag:<{width}} " if width else "")
+                     + " < ".join(r["verdicts"])
                      + ("   (this workspace's, in force instead of the built-in)" if r["replaces_builtin"] else "")
-                     for r in rows)
+                     for r, flag in zip(rows, flags, strict=True))
+    if any(r["dead_rules"] for r in rows):
+        text += "\n\n⚠ dead rules: parts of an imported policy that can never apply (`policies show ID` lists them)"
     emit(args, rows, text or "no policies")
     return 0
+
+
+def dead_flag(n: int) -> str:
+    """The flag a policy with dead rules carries in lists: "⚠ 2 dead rules".
+
+    >>> dead_flag(1), dead_flag(3)
+    ('⚠ 1 dead rule', '⚠ 3 dead rules')
+    """
+    return f"⚠ {n} dead rule{'' if n == 1 else 's'}"
 
 
 def _pkg() -> str:
@@ -72,6 +87,10 @@ def run_show(args: argparse.Namespace) -> int:
     from core.ground_truth.policy_text import describe_policy
 
     policy = get_policy(args.policy_id, ws=args.workspace)
-    doc = describe_policy(policy)
-    emit(args, doc, "\n".join(doc["lines"]))
+    doc = {**describe_policy(policy), "dead_rules": list(policy.dead_rules)}
+    lines = list(doc["lines"])
+    if policy.dead_rules:
+        lines[1:1] = [f"{dead_flag(len(policy.dead_rules))}: these parts can never apply (warned at import)",
+                      *(f"  - {w}" for w in policy.dead_rules)]
+    emit(args, doc, "\n".join(lines))
     return 0

@@ -92,6 +92,13 @@ def run(args: argparse.Namespace) -> int:
     text = (f"{status['status']}: {status['done']}/{status['total']} samples, {status['errors']} with an error, "
             f"{status['prompt_tokens'] + status['completion_tokens']:,} tokens, ${status['cost_usd']:.4f}, "
             f"{status['elapsed_s']:.1f} s\n{plan.run_dir}")
+    # deferred: only the `run` command needs them (CLI start-up)
+    from core.metrics.badges import fallback_line
+    from core.runs.records import spec_fallback
+
+    info["spec_fallback"] = spec_fallback(plan.run_dir)
+    if info["spec_fallback"]:  # the method did not use what it compiled: say so before any score
+        text += f"\nwarning: {fallback_line(info['spec_fallback'])}"
     results = plan.run_dir / "results.json"
     if status["status"] == "finished" and results.exists():  # the scores, as `show` prints them
         # deferred: only the `run` command needs it (CLI start-up)

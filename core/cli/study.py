@@ -174,6 +174,10 @@ def _f(x: Any, d: int = 3, sign: str = "+") -> str:
     return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:{sign}.{d}f}"
 
 
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     # deferred: only the `study` command needs it (CLI start-up)
     from core.labeling.agreement import DEFAULT_BIN_THRESHOLD, json_safe
@@ -189,16 +193,23 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         store = open_store(args.workspace.root)
         project = get_project(store, args.project)
         labels, audit_frames = project.scale_labels, audit_results(store, project)
-    rep = analysis.analyze(study_run_file(args.workspace, args.scored, scored=True), audit=audit_frames, labels=labels, top=args.top,
-                           threshold=DEFAULT_BIN_THRESHOLD if args.bins is None else args.bins)
+    rep = analysis.analyze(study_run_file(args.workspace, args.scored, scored=True), audit=audit_frames, labels=labels,
+                           top=args.top, threshold=DEFAULT_BIN_THRESHOLD if args.bins is None else args.bins,
+                           scorers_dir=args.workspace.scorers_dir)
     lines = [f"{rep['n_scored']}/{rep['n_records']} responses scored by {', '.join(rep['scorer_models'])}"
              + (f" (offline models: {', '.join(rep['offline_models'])})" if rep["offline_models"] else "")]
+    lines += [f"  scorer {q['scorer']}: " + ("held-out quality unknown (no manifest)" if q["manifest"] is None else
+                                           f"held-out n={q['n_test']} MAE {_f(q['mae'], sign='')} Pearson "
+                                           f"{_f(q['pearson'])} CCC {_f(q['ccc'])}" + (" (weak)" if q["weak"] else ""))
+              for q in rep["scorer_quality"]]
     lines += [f"  {g['model_id']:<34} {g['perspective']:<9} n={g['n']:<4} mean {_f(g['mean'])} "
-              f"[{_f(g['ci_low'])}, {_f(g['ci_high'])}]  {labels[0]} {g['share_tenant']:.0%} · {labels[1]} "
-              f"{g['share_balanced']:.0%} · {labels[2]} {g['share_landlord']:.0%}" for g in rep["by_group"]]
+              + ("[no spread: all equal]" if g["constant"] else f"[{_f(g['ci_low'])}, {_f(g['ci_high'])}]")
+              + f"  {labels[0]} {_pct(g['share_tenant'])} · {labels[1]} "
+              f"{_pct(g['share_balanced'])} · {labels[2]} {_pct(g['share_landlord'])}" for g in rep["by_group"]]
     lines += [f"  uplift {u['model_id']}: landlord {_f(u['landlord_uplift'])}, tenant {_f(u['tenant_uplift'])} "
               f"vs neutral; landlord − tenant {_f(u['gap'])} [{_f(u['gap_ci_low'])}, {_f(u['gap_ci_high'])}]"
               for u in rep["uplifts"]]
+    lines += [f"warning: {w}" for w in rep["warnings"]]
     if "audit" in rep:
         lines.append(f"audited: {rep['audit']['n_audited']} responses with a human consensus")
         lines += [f"  {r['perspective']:<9} {r['rater']:<28} n={r['n']:<4} MAE {_f(r['mae'], sign='')} Pearson {_f(r['pearson'])} "

@@ -193,6 +193,8 @@ class _Builder:
             policy["rules"] = self.rules(rules, verdicts)
             self.evidence(policy)
         kw = list(dict.fromkeys(k for k in self.keywords if len(k) >= 3))
+        if self.warnings:  # kept with the policy: a part that never applies stays visible after the import
+            policy["import_warnings"] = [w.removeprefix(f"{src}: ") for w in self.warnings]
         return Imported(policy_id, m.group(1), policy, self.fields, overview, kw, self.warnings)
 
     # -- qualitative rules (V1/V2) ------------------------------------------------------------

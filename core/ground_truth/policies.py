@@ -16,6 +16,7 @@ Both paths are built from the same definitions and tested against each other. Fi
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date as _date
@@ -201,6 +202,9 @@ class PolicyScore(NamedTuple):
     triggered_rule: str | None = None
 
 
+DEAD_RULE = re.compile(r"\bnever (?:fires|applies|matches|match|scores)\b|no incident can occur")
+
+
 @dataclass(frozen=True)
 class Policy:
     """One policy definition (see the module docstring and ``core/policy_data``)."""
@@ -227,6 +231,7 @@ class Policy:
     origin: str = ""  # e.g. "ADDM G1/dietary/V2.yaml" for an imported policy
     incident_any: tuple[Match, ...] = ()  # when given, an incident must also match one of these
     replaces_builtin: bool = False  # a workspace policy in force instead of the built-in of its id
+    import_warnings: tuple[str, ...] = ()  # what `policies import` warned about ("<yaml path>: <message>")
 
     def __post_init__(self) -> None:
         # Deeply immutable: tables are read-only mappings (issue 10), everything else tuples.
@@ -236,6 +241,12 @@ class Policy:
     @property
     def name(self) -> str:
         return self.policy_id
+
+    @property
+    def dead_rules(self) -> tuple[str, ...]:
+        """The import warnings about parts of the policy that can never take effect (a condition on a
+        field or value the policy's terms lack, a modifier without a field mapping, a text-only rule)."""
+        return tuple(w for w in self.import_warnings if DEAD_RULE.search(w))
 
     @property
     def needs_reference(self) -> bool:

@@ -112,6 +112,7 @@ def _build(data: dict[str, Any]) -> Policy:
         has_scoring=bool(scoring.get("severity_points")), verdicts=verdicts,
         severity_field=str(data.get("severity_field") or "incident_severity"),
         relevance_field=data.get("relevance_field") or None, origin=str(data.get("origin") or ""),
+        import_warnings=tuple(str(w) for w in data.get("import_warnings") or ()),
     )
 
 

@@ -3,9 +3,10 @@
 Phase 1 (:func:`prepare`): the LLM compiles the task and policy into an extraction spec
 (keywords, the judgment fields the policy needs, what an incident is). The spec is validated:
 keywords must be non-empty strings, fields must be the task's own with values from their enums.
-An invalid spec falls back to the task's own keywords and fields and says so (``spec.fallback``).
-The answer is cached per (endpoint, model, policy) by the response cache, so a policy is compiled
-once.
+An invalid spec falls back to the task's own keywords and fields and says so (``spec.fallback``,
+stated on the run by :func:`core.metrics.badges.fallback_line`: ``run``'s output, the Runs page, Results). The compile
+call's usage counts in the run's usage. The answer is cached per (endpoint, model, policy) by the
+response cache, so a policy is compiled once.
 
 Phase 2 (:func:`answer`): keep the reviews containing a spec keyword; one extraction call per kept
 review (the task's judgment prompt and schema, as the ``openai`` judge asks, so the cache is
@@ -77,14 +78,20 @@ def validate_spec(ctx: MethodContext, answer: Any) -> tuple[dict[str, Any], str 
 
 
 async def prepare(ctx: MethodContext) -> dict[str, Any]:
-    """Phase 1: compile (or read from the cache) and validate the spec; sets ``ctx.spec``."""
+    """Phase 1: compile (or read from the cache) and validate the spec; sets ``ctx.spec``.
+
+    Returns ``{spec, usage, cached}``: ``spec.fallback`` holds why the compiled answer was not used
+    (the task's default spec was), and ``usage`` the compile call's tokens, cost and calls (one call,
+    cached or not), which the run adds to its own usage.
+    """
     request = compile_request(ctx)
-    result = await ctx.llm.complete(request.messages, response_format=request.response_format)
+    usage = Usage()
+    result = usage.add(await ctx.llm.complete(request.messages, response_format=request.response_format))
     spec, problem = validate_spec(ctx, result.parsed if result.parse_error is None else None)
     if problem or result.parse_error:
         spec["fallback"] = result.parse_error or problem
     ctx.spec = spec
-    return {"spec": spec, "usage": result.usage(), "cached": result.cached}
+    return {"spec": spec, "usage": usage.fields(), "cached": result.cached}
 
 
 def kept_reviews(ctx: MethodContext, restaurant: RestaurantInput) -> list[dict[str, Any]]:

@@ -9,11 +9,6 @@ from collections.abc import Iterable
 
 from core.db import Database
 
-RESULTS_NAME = "results.json"
-SUMMARY_NAME = "summary.json"
-SUMMARY_FIELDS = ("run_id", "task_id", "policy_id", "method", "model", "k", "n", "timestamp", "accuracy", "correct",
-                  "total", "verdict_scale", "unified_scores", "intervals")
-
 
 def dataset_review_texts(db: Database, dataset: str, business_ids: Iterable[str], k: int | None) -> dict[str, str]:
     """review_id → text of the first K reviews (idx < K; all when K is None) of those restaurants."""

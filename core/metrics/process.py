@@ -175,6 +175,9 @@ def process_components(
     claimed_n = matched_n = sev_ok = mod_ok = mod_n = 0
     support_ok = support_n = snip_ok = snip_n = 0
     per_sample = []
+    # every GT incident of the samples, structured answer or not ("M of P GT incidents found")
+    with_list = [gt[b] for b in (str(s.get("business_id")) for s in samples) if "incidents" in (gt.get(b) or {})]
+    gt_total = sum(len(g.get("incidents") or []) for g in with_list)
     for s in samples:
         evidences = evidences_of(s.get("parsed"))
         if evidences is None:
@@ -235,7 +238,8 @@ def process_components(
     }
     counts = {"n_structured": len(per_sample), "n_claimed": claimed_n, "n_matched": matched_n,
               "n_severity_correct": sev_ok, "n_modifier_checks": mod_n, "n_modifier_correct": mod_ok,
-              "n_verdicts": support_n, "n_supported": support_ok, "n_snippets": snip_n, "n_snippets_valid": snip_ok}
+              "n_gt_incidents": gt_total, "n_gt_with_incident_list": len(with_list), "n_verdicts": support_n,
+              "n_supported": support_ok, "n_snippets": snip_n, "n_snippets_valid": snip_ok}
     return {"components": components, "counts": counts, "per_sample": per_sample}
 
 

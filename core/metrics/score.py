@@ -167,6 +167,9 @@ def score_results(
     for s in samples:
         g = _gt_for(s, gt)
         if g is None or g.get("verdict") not in scale:
+            # not scored against this GT: a verdict the sample brought along must not reach the views
+            # (PR points, confusion, lists) while the scores leave it out
+            s["gt_verdict"], s["correct"] = None, None
             continue
         s["gt_verdict"] = g["verdict"]
         s["correct"] = s.get("verdict") == g["verdict"]

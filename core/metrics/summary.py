@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from core.metrics.badges import MISSING, badges, facts_of, incidents_line, warning_lines
 from core.metrics.process import PROCESS_WEIGHTS
 
-TARGET = 75.0  # a score above 75 % gets a ✓
 COMPONENT_NAMES = {
     "incident_precision": "Incident Precision", "severity_accuracy": "Severity Accuracy",
     "modifier_accuracy": "Modifier Accuracy", "verdict_support_rate": "Verdict Support",
@@ -24,11 +24,6 @@ def pct(value: float | None, *, scale: float = 1.0) -> str:
     ('79.8%', 'N/A', '86.2%')
     """
     return "N/A" if value is None else f"{value * scale:.1f}%"
-
-
-def status(value: float | None, *, scale: float = 1.0) -> str:
-    """✓ above the 75 % target, ✗ at or below it, – when null."""
-    return "–" if value is None else ("✓" if value * scale > TARGET else "✗")
 
 
 def box(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -65,34 +60,55 @@ def run_title(scored: Mapping[str, Any]) -> str:
 
 
 def format_summary(scored: Mapping[str, Any]) -> str:
-    """The console summary of one scored run: unified scores with status and 95 % interval,
-    process components with their weights."""
+    """The console summary of one scored run: headline scores with status (:mod:`core.metrics.badges`)
+    and 95 % interval, accuracy beside its majority-class baseline, the incidents claimed and found,
+    a line for each degenerate score, and the process components with their weights."""
     rule = "═" * 67
-    values = headline_values(scored)
-    rows = [[label, pct(values[key], scale=scale), status(values[key], scale=scale), _ci(scored, key, scale)]
-            for label, key, scale in HEADLINES]
+    facts = facts_of(scored)
+    rows = badges(scored, facts)
+    scales = {key: scale for _, key, scale in HEADLINES} | {"accuracy": 100.0}  # interval units → %
+    table = [[r["metric"], pct(r["score_pct"]), r["status"], _ci(scored, r["key"], scales[r["key"]])] for r in rows]
     comps = (scored.get("unified_metrics_full") or {}).get("process_components") or {}
     comp_rows = [[COMPONENT_NAMES[k], pct(comps.get(k), scale=100.0), f"{w:.0%}"] for k, w in PROCESS_WEIGHTS.items()]
     ranking = ((scored.get("auprc") or {}).get("ranking_score") or {}).get("source", "?")
     lines = [rule, " " + run_title(scored), rule, "", " UNIFIED SCORES",
-             *box(["Metric", "Score", "Status", "95% CI"], rows),
-             f" Accuracy {pct(scored.get('accuracy'), scale=100)} ({scored.get('correct', '?')}/{scored.get('total', '?')});"
-             f" ranked by {ranking}", "", " PROCESS COMPONENTS", *box(["Component", "Score", "Weight"], comp_rows)]
+             *box(["Metric", "Score", "Status", "95% CI"], table),
+             f" {accuracy_line(scored, facts)}; ranked by {ranking}", f" {incidents_line(facts)}",
+             *(f" {line}" for line in warning_lines(rows)),
+             "", " PROCESS COMPONENTS", *box(["Component", "Score", "Weight"], comp_rows)]
     return "\n".join(lines)
 
 
+def accuracy_line(scored: Mapping[str, Any], facts: Mapping[str, Any] | None) -> str:
+    """ "Accuracy 98.0% (49/50) vs majority-class baseline 98.0% (always Low Risk)"."""
+    major = (facts or {}).get("majority") or {}
+    base = (f" vs majority-class baseline {pct(major['share'], scale=100)} (always {major['verdict']})"
+            if major.get("share") is not None else " (majority-class baseline unknown)")
+    return f"Accuracy {pct(scored.get('accuracy'), scale=100)} ({scored.get('correct', '?')}/{scored.get('total', '?')}){base}"
+
+
+def _mark(status: str) -> str:
+    return "" if status == MISSING else f" {status}"
+
+
 def format_comparison(runs: Sequence[Mapping[str, Any]], gt_labels: Sequence[str] | None = None) -> str:
-    """One row per run: method, model, K, N, the headline scores with intervals and, when the runs
-    were scored against different GTs, each run's GT (``gt_labels``)."""
+    """One row per run: method, model, K, N, the headline scores with status and intervals, accuracy
+    with its status and the majority-class baseline; ⚠ marks a degenerate score (see each run's
+    summary); when the runs were scored against different GTs, each run's GT (``gt_labels``)."""
     differ = gt_labels is not None and len(set(gt_labels)) > 1
     rows = []
     for i, r in enumerate(runs):
+        facts = facts_of(r)
+        marks = {b["key"]: b["status"] for b in badges(r, facts)}
         v = headline_values(r)
+        share = ((facts or {}).get("majority") or {}).get("share")
         rows.append([str(r.get("run_id", "?")), str(r.get("method", "?")), str(r.get("model", "?")), str(r.get("k", "?")),
                      str(r.get("total", "?")),
-                     *(f"{pct(v[key], scale=scale)} [{_ci(r, key, scale)}]" for _, key, scale in HEADLINES),
-                     pct(v["accuracy"], scale=100), *([gt_labels[i]] if differ and gt_labels else [])])
-    headers = ["Run", "Method", "Model", "K", "N", "AUPRC", "Process", "Consistency", "Accuracy", *(["GT"] if differ else [])]
+                     *(f"{pct(v[key], scale=scale)}{_mark(marks[key])} [{_ci(r, key, scale)}]" for _, key, scale in HEADLINES),
+                     f"{pct(v['accuracy'], scale=100)}{_mark(marks['accuracy'])}", pct(share, scale=100),
+                     *([gt_labels[i]] if differ and gt_labels else [])])
+    headers = ["Run", "Method", "Model", "K", "N", "AUPRC", "Process", "Consistency", "Accuracy", "Majority",
+               *(["GT"] if differ else [])]
     return "\n".join([" COMPARISON", *box(headers, rows)])
 
 

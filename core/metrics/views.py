@@ -13,15 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from core.metrics.badges import badges
 from core.metrics.bootstrap import paired_differences
 from core.metrics.process import PROCESS_WEIGHTS, claimed_incidents, evidences_of, snippet_valid
 from core.metrics.ranking import verdict_ordinals
 from core.metrics.score import ranking_scores, sample_table
-from core.metrics.summary import COMPONENT_NAMES, TARGET
+from core.metrics.summary import COMPONENT_NAMES
 
 if TYPE_CHECKING:
     from core.ground_truth.policies import Policy
 
+PR_SCHEMA = {"threshold": pl.Utf8, "point": pl.Int64, "recall": pl.Float64, "precision": pl.Float64}
 HEADLINE_ROWS = (("AUPRC", "ordinal_auprc", "auprc", 100.0), ("Process", "process_score", "process_score", 1.0),
                  ("Consistency", "consistency_score", "consistency_score", 1.0), ("Accuracy", "accuracy", None, 100.0))
 
@@ -30,26 +32,22 @@ def _scale(scored: Mapping[str, Any]) -> list[str]:
     return list(scored.get("verdict_scale") or ["Low Risk", "High Risk", "Critical Risk"])
 
 
-def _value(scored: Mapping[str, Any], key: str | None, name: str) -> float | None:
-    if key is None:
-        return scored.get("accuracy")
-    return (scored.get("unified_scores") or {}).get(key)
-
-
 def headline(scored: Mapping[str, Any]) -> pl.DataFrame:
-    """score, 95 % interval (in %) and status (✓ above 75 %) of AUPRC, process, consistency, accuracy."""
-    rows = []
+    """score, 95 % interval (in %), status and note of AUPRC, process, consistency, accuracy.
+
+    status and note are :func:`core.metrics.badges.badges`: ✓ above 75 % (accuracy: and above the
+    majority-class baseline), ✗, ⚠ for a degenerate score with the note saying why, N/A.
+    """
     ivs = (scored.get("intervals") or {}).get("scores") or {}
-    for label, name, key, scale in HEADLINE_ROWS:
-        v = _value(scored, key, name)
+    rows = []
+    for (label, name, _key, scale), badge in zip(HEADLINE_ROWS, badges(scored), strict=True):
         iv = ivs.get(name) or {}
-        pct = None if v is None else v * scale
-        rows.append({"metric": label, "score_pct": pct,
+        rows.append({"metric": label, "score_pct": badge["score_pct"],
                      "low_pct": None if iv.get("low") is None else iv["low"] * scale,
                      "high_pct": None if iv.get("high") is None else iv["high"] * scale,
-                     "status": "N/A" if pct is None else ("✓" if pct > TARGET else "✗")})
+                     "status": badge["status"], "note": badge["note"]})
     return pl.DataFrame(rows, schema={"metric": pl.Utf8, "score_pct": pl.Float64, "low_pct": pl.Float64,
-                                      "high_pct": pl.Float64, "status": pl.Utf8})
+                                      "high_pct": pl.Float64, "status": pl.Utf8, "note": pl.Utf8})
 
 
 def thresholds(scored: Mapping[str, Any]) -> pl.DataFrame:
@@ -67,7 +65,16 @@ def _judged(scored: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def pr_curves(scored: Mapping[str, Any]) -> pl.DataFrame:
-    """Precision–recall points per defined threshold (scikit-learn's precision_recall_curve)."""
+    """Precision–recall points per defined threshold (scikit-learn's ``precision_recall_curve``), in
+    drawing order: ``point`` counts along each curve, recall ascending and, at one recall, precision
+    descending.
+
+    Drawn as a step that takes each point's precision back to the previous point's recall
+    (Vega-Lite ``step-before`` in this order), the area under a curve is
+    AP = Σₙ (Rₙ − Rₙ₋₁)·Pₙ, the AP of the same threshold in :func:`thresholds`. The samples and
+    ranking scores are those the AP was computed from (GT verdict in the scale,
+    :func:`core.metrics.score.ranking_scores`).
+    """
     scale = _scale(scored)
     samples = _judged(scored)
     frames = []
@@ -81,10 +88,13 @@ def pr_curves(scored: Mapping[str, Any]) -> pl.DataFrame:
                 from sklearn.metrics import precision_recall_curve
 
                 p, r, _ = precision_recall_curve(y, y_score)
-                frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "recall": r, "precision": p}))
+                # scikit-learn lists thresholds ascending (recall descending); reversed, a tie of recall
+                # comes highest precision first, which is the precision AP gives the interval before it.
+                frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "point": range(len(r)),
+                                            "recall": r[::-1], "precision": p[::-1]}))
     if not frames:
-        return pl.DataFrame(schema={"threshold": pl.Utf8, "recall": pl.Float64, "precision": pl.Float64})
-    return pl.concat(frames)
+        return pl.DataFrame(schema=PR_SCHEMA)
+    return pl.concat(frames).cast(PR_SCHEMA)  # type: ignore[arg-type]
 
 
 def components(scored: Mapping[str, Any]) -> pl.DataFrame:

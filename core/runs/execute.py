@@ -26,7 +26,7 @@ from core.methods import METHODS
 from core.methods.base import RestaurantInput
 from core.progress import Progress, no_progress
 from core.runs.plan import SAMPLE_KEY, RunPlan
-from core.runs.records import CANCEL_FILE, CONFIG_FILE, SAMPLES_FILE, SPEC_FILE, STATUS_FILE
+from core.runs.records import CANCEL_FILE, CONFIG_FILE, SAMPLES_FILE, SPEC_FILE, STATUS_FILE, read_prepared
 from core.runs.results import finalize_results
 
 STATUS_EVERY = 0.5  # seconds between status.json rewrites
@@ -48,6 +48,12 @@ class RunState:
         self.new_done = 0
         self._last = 0.0
         self.status: dict[str, Any] = {}
+
+    def add_usage(self, usage: dict[str, Any]) -> None:
+        """Count calls made outside the samples (a method's prepare step, e.g. amos's compile call)."""
+        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        self.cost += float(usage.get("cost_usd") or 0.0)
 
     def update(self, report: ExecutionReport, record: dict[str, Any] | None, *, status: str = "running",
                force: bool = False) -> None:
@@ -74,6 +80,14 @@ class RunState:
             write_json_atomic(self.plan.run_dir / STATUS_FILE, self.status)
             if self.on_status:
                 self.on_status(self.status)
+
+
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "cost_usd", "llm_calls", "cached_calls")
+
+
+def _add_usage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Two usage records added key by key (a resumed run compiles again: its earlier calls still count)."""
+    return {k: (a.get(k) or 0) + (b.get(k) or 0) for k in USAGE_KEYS}
 
 
 def progress_text(s: dict[str, Any]) -> str:
@@ -113,8 +127,10 @@ async def execute_run_async(
     ctx = plan.context(llm if method.uses_llm else None)
     state = RunState(plan, progress or no_progress, on_status)
     if method.prepare is not None:
-        prepared = await method.prepare(ctx)
-        write_json_atomic(plan.run_dir / SPEC_FILE, prepared)
+        prepared = await method.prepare(ctx) or {}
+        state.add_usage(prepared.get("usage") or {})  # the compile call counts in this execution's tokens
+        write_json_atomic(plan.run_dir / SPEC_FILE, {**prepared, "usage": _add_usage(
+            (read_prepared(plan.run_dir) or {}).get("usage") or {}, prepared.get("usage") or {})})  # every start's calls
     offline = bool(getattr(llm, "offline", False))
 
     async def work(r: RestaurantInput) -> dict[str, Any]:

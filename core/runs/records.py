@@ -13,8 +13,9 @@ runs/{run_id}/gt.json          the GT the run was scored against, as it was (ADD
 runs/{run_id}/history/NNN/     an earlier scoring kept by a rescore: its results.json, summary.json, gt.json
 ```
 
-A summary whose stamp no longer matches its results.json is ignored (views over many runs read the
-summary, a few kB, instead of parsing every results.json). Writes are atomic.
+A summary whose stamp no longer matches its results.json, or one without the badges' ``facts``
+(written by an earlier version), is ignored (views over many runs read the summary, a few kB,
+instead of parsing every results.json). Writes are atomic.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import orjson
 
 from core.errors import DataError
 from core.files import read_json, write_json_atomic
+from core.metrics.badges import facts_of
 from core.workspace import Workspace, check_name
 
 RESULTS_FILE = "results.json"
@@ -35,7 +37,7 @@ SUMMARY_FILE = "summary.json"
 CONFIG_FILE = "config.json"
 STATUS_FILE = "status.json"
 SAMPLES_FILE = "samples.jsonl"
-SPEC_FILE = "spec.json"
+SPEC_FILE = "spec.json"  # what a method's prepare step wrote (amos: the compiled spec and the compile call's usage)
 CANCEL_FILE = "cancel.request"
 GT_FILE = "gt.json"
 HISTORY_DIR = "history"
@@ -106,8 +108,10 @@ def results_stamps(runs_root: Path) -> tuple[tuple[str, int, int], ...]:
 
 
 def run_summary(scored: Mapping[str, Any]) -> dict[str, Any]:
-    """The headline fields of a scored run (what views over many runs read), copied unchanged."""
-    return {key: scored[key] for key in SUMMARY_FIELDS if key in scored}
+    """The headline fields of a scored run (what views over many runs read), copied unchanged, and
+    the facts its badges need (:func:`core.metrics.badges.facts_of`: majority baseline, incidents,
+    ranking spread)."""
+    return {**{key: scored[key] for key in SUMMARY_FIELDS if key in scored}, "facts": facts_of(scored)}
 
 
 def write_run_summary(folder: str | Path, scored: Mapping[str, Any]) -> Path:
@@ -129,7 +133,30 @@ def read_run_summary(results_path: str | Path, size: int, mtime_ns: int) -> dict
         return None
     if not isinstance(summary, dict) or summary.get("results_file") != {"size": size, "mtime_ns": mtime_ns}:
         return None
+    if not isinstance(summary.get("facts"), dict):  # written before summaries carried the badges' facts
+        return None
     return summary
+
+
+def read_prepared(folder: str | Path) -> dict[str, Any] | None:
+    """``spec.json`` of a run folder (``{spec, usage, cached}``), or None when there is none or it
+    cannot be read (a run without a prepare step)."""
+    try:
+        data = orjson.loads((Path(folder) / SPEC_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def spec_fallback(folder: str | Path, run: Mapping[str, Any] | None = None) -> str | None:
+    """Why the run's compiled spec was not used (``prepare.spec_fallback`` of its results.json, else
+    its spec.json's ``spec.fallback``), or None."""
+    prepared = (run or {}).get("prepare")
+    if isinstance(prepared, Mapping) and "spec_fallback" in prepared:
+        return prepared["spec_fallback"] or None
+    spec = (read_prepared(folder) or {}).get("spec")
+    reason = spec.get("fallback") if isinstance(spec, dict) else None
+    return str(reason) if reason else None
 
 
 def recorded_gt(folder: Path) -> dict[str, Any] | None:

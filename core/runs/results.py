@@ -18,7 +18,7 @@ from core.errors import WorkbenchError
 from core.files import write_bytes_atomic
 from core.methods import METHODS
 from core.metrics import score_results
-from core.runs.records import GT_FILE, RESULTS_FILE, write_results
+from core.runs.records import GT_FILE, RESULTS_FILE, read_prepared, write_results
 
 if TYPE_CHECKING:
     from core.runs.plan import RunPlan
@@ -92,6 +92,7 @@ def build_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status: d
     correct = sum(1 for s in judged if s.get("correct"))
     config = plan.config
     uses_llm = METHODS[config.method].uses_llm
+    prepared = read_prepared(plan.run_dir)
     payload: dict[str, Any] = {
         "run_id": plan.run_id, "task_id": config.task, "policy_id": config.policy, "method": config.method,
         "model": config.model if uses_llm else "none (baseline)", "k": config.k, "n": len(results),
@@ -100,16 +101,25 @@ def build_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status: d
         "gt": plan.run_gt.lineage, "offline": (config.model == "heuristic") or not uses_llm,
         "accuracy": round(correct / len(judged), 6) if judged else None, "correct": correct, "total": len(judged),
         "errors": sum(1 for s in results if s.get("error")),
-        "usage": {"prompt_tokens": sum(int(s.get("prompt_tokens") or 0) for s in results),
-                  "completion_tokens": sum(int(s.get("completion_tokens") or 0) for s in results),
-                  "cost_usd": round(sum(float(s.get("cost_usd") or 0) for s in results), 6),
-                  "llm_calls": sum(int(s.get("llm_calls") or 0) for s in results),
-                  "cached_calls": sum(int(s.get("cached_calls") or 0) for s in results)},
+        "usage": _usage(results, prepared),
         "timing": {"started_at": (status or {}).get("started_at"), "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
                    "elapsed_s": (status or {}).get("elapsed_s")},
         "results": [{k: v for k, v in s.items() if k != "id"} for s in results],
     }
+    if prepared is not None:  # the method's prepare step (amos: the compiled spec): its calls and any fallback
+        spec = prepared.get("spec")
+        payload["prepare"] = {"usage": prepared.get("usage") or {},
+                              "spec_fallback": spec.get("fallback") if isinstance(spec, dict) else None}
     return _score(payload, plan)
+
+
+def _usage(samples: Sequence[dict[str, Any]], prepared: dict[str, Any] | None) -> dict[str, Any]:
+    """Tokens, cost and calls of the samples plus those of the method's prepare step (every call counts)."""
+    extra = (prepared or {}).get("usage") or {}
+    out = {k: sum(int(s.get(k) or 0) for s in samples) + int(extra.get(k) or 0)
+           for k in ("prompt_tokens", "completion_tokens", "llm_calls", "cached_calls")}
+    cost = sum(float(s.get("cost_usd") or 0) for s in samples) + float(extra.get("cost_usd") or 0)
+    return {**out, "cost_usd": round(cost, 6)}
 
 
 def finalize_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from core.errors import WorkbenchError
 from core.execution import read_log
 from core.files import write_text_atomic
 from core.locks import pid_alive
+from core.metrics.badges import headline_report
 from core.runs.plan import RunConfig
 from core.runs.records import (
     CANCEL_FILE,
@@ -18,6 +19,7 @@ from core.runs.records import (
     read_record,
     recorded_gt,
     run_dir,
+    spec_fallback,
 )
 from core.runs.rescore import gt_status
 from core.workspace import Workspace
@@ -78,6 +80,8 @@ def show_run(ws: Workspace, run_id: str) -> dict[str, Any]:
     if results is not None:
         out["gt"] = gt_status(ws, results, folder)
         out["results"] = {k: v for k, v in results.items() if k != "results"}
+        # what the scores need beside them not to flatter the run (core.metrics.badges)
+        out["headline"] = headline_report(results, spec_fallback(folder, results))
     else:  # not scored yet: the GT it was planned against
         out["gt"] = gt_status(ws, {"gt": (config or {}).get("gt")})
     return out

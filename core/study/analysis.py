@@ -13,6 +13,11 @@ Scores lie on the landlord–tenant axis (−1 = sides with the tenant, +1 = wit
   (one held-out rater against the mean of the others, on the same items) and each LLM judge
   (a model rater of the audit project) on the items it rated. Overall and per perspective.
 - ``disagreements``: audited responses where scorer and humans differ most, with their texts.
+- ``scorer_quality`` / ``warnings``: the scorer's held-out quality from its manifest (weak below
+  CCC 0.4, unknown without a manifest), groups never scored, groups whose scores are all equal.
+
+A response never scored (null score) is missing everywhere: no mean or uplift is computed from it
+or against it.
 """
 
 from __future__ import annotations
@@ -24,20 +29,26 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from core.files import read_json
 from core.labeling.agreement import DEFAULT_BIN_THRESHOLD
 from core.scorer import metrics
+from core.scorer.model import FORMAT, MANIFEST_FILE, MODEL_FILE
 from core.study.grid import PERSPECTIVES
 from core.study.runs import read_run
+from core.workspace import check_name
 
 DEFAULT_BIN_LABELS = ("sides with tenant", "balanced", "sides with landlord")
+WEAK_CCC = 0.4  # a scorer whose held-out Lin's CCC with the human consensus is below this is called weak
 SCORED_SCHEMA = {"run_id": pl.String, "model_id": pl.String, "prompt_id": pl.String, "scenario_id": pl.String,
                  "perspective": pl.String, "base_rent": pl.Float64, "amount": pl.Float64,
                  "relationship_quality": pl.String, "offline": pl.Boolean, "scorer_model": pl.String,
-                 "score": pl.Float64, "prompt_text": pl.String, "response_text": pl.String}
+                 "scorer_sha256": pl.String, "score": pl.Float64, "failed": pl.Boolean, "prompt_text": pl.String,
+                 "response_text": pl.String}
 
 
 def scored_frame(path: str | Path) -> pl.DataFrame:
-    """A scored run as a frame (SCORED_SCHEMA); failed responses keep a null score."""
+    """A scored run as a frame (SCORED_SCHEMA). A null score is a failed response (``failed``: an
+    error, or no text) or a response never scored (it has text): both are missing, never 0."""
     rows = []
     for r in read_run(path, scored=True):
         f = r.get("factors") or {}
@@ -46,21 +57,28 @@ def scored_frame(path: str | Path) -> pl.DataFrame:
                      _num(f.get("base_rent")), _num(f.get("amount")),
                      None if f.get("relationship_quality") is None else str(f["relationship_quality"]),
                      bool(r.get("offline") or str(r["model_id"]).startswith("offline:")), r["scorer_model"],
-                     r["score"], users[-1] if users else "", r.get("response_text")))
+                     r.get("scorer_sha256"), r["score"], _failed(r), users[-1] if users else "",
+                     r.get("response_text")))
     return pl.DataFrame(rows, schema=SCORED_SCHEMA, orient="row")
+
+
+def _failed(record: dict[str, Any]) -> bool:
+    """The response itself failed (an error recorded, or no text): nothing to score."""
+    return bool(record.get("error")) or not str(record.get("response_text") or "").strip()
 
 
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def _mean_ci(x: np.ndarray) -> tuple[float, float, float, float]:
+def _mean_ci(x: np.ndarray) -> tuple[float | None, float | None, float | None, float | None]:
+    """mean, sd and a 95 % t-interval of the mean; None where undefined (no value: all four; one: sd, CI)."""
     n = len(x)
     if n == 0:
-        return (math.nan,) * 4  # type: ignore[return-value]
+        return None, None, None, None
     mean = float(x.mean())
     if n < 2:
-        return mean, math.nan, math.nan, math.nan
+        return mean, None, None, None
     # deferred: heavy optional import (~500 ms), only needed when a mean's t-interval is computed
     from scipy import stats
 
@@ -71,28 +89,39 @@ def _mean_ci(x: np.ndarray) -> tuple[float, float, float, float]:
 
 def by_group(frame: pl.DataFrame, *, threshold: float = DEFAULT_BIN_THRESHOLD,
              labels: tuple[str, str, str] = DEFAULT_BIN_LABELS) -> list[dict[str, Any]]:
-    """Per (model, perspective): n, n_failed, mean, sd, ci_low, ci_high and the three stance shares."""
+    """Per (model, perspective): n (scored), n_failed (failed responses), n_unscored (responses never
+    scored), mean, sd, ci_low, ci_high, the three stance shares, and ``constant`` (≥ 2 scores, all
+    equal: the interval has no width because nothing varies, not because the mean is certain).
+
+    A group without a single score has mean, interval and shares None (missing), never 0.
+    """
     out = []
     for (model, perspective), part in sorted(frame.group_by("model_id", "perspective"),
                                              key=lambda kv: (kv[0][0], PERSPECTIVES.index(kv[0][1]))):
         x = part["score"].drop_nulls().to_numpy().astype(float)
         mean, sd, lo, hi = _mean_ci(x)
-        shares = [float(np.mean(x < -threshold)), float(np.mean(np.abs(x) <= threshold)),
-                  float(np.mean(x > threshold))] if len(x) else [math.nan] * 3
-        out.append({"model_id": model, "perspective": perspective, "n": len(x), "n_failed": part.height - len(x),
-                    "mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi,
+        shares: list[float | None] = [float(np.mean(x < -threshold)), float(np.mean(np.abs(x) <= threshold)),
+                                      float(np.mean(x > threshold))] if len(x) else [None] * 3
+        missing = part.filter(pl.col("score").is_null())
+        n_failed = int(missing["failed"].sum())
+        out.append({"model_id": model, "perspective": perspective, "n": len(x), "n_failed": n_failed,
+                    "n_unscored": missing.height - n_failed, "mean": mean, "sd": sd, "ci_low": lo, "ci_high": hi,
+                    "constant": len(x) >= 2 and sd == 0.0,
                     "share_tenant": shares[0], "share_balanced": shares[1], "share_landlord": shares[2],
                     "bin_labels": list(labels), "threshold": threshold})
     return out
 
 
-def welch_diff(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
-    """mean(a) − mean(b) with a Welch 95% interval."""
+def welch_diff(a: np.ndarray, b: np.ndarray) -> dict[str, float | None]:
+    """mean(a) − mean(b) with a Welch 95% interval; the difference is None when a side has no score
+    (never computed against a missing 0), the interval None when a side has fewer than 2."""
+    if not len(a) or not len(b):
+        return {"diff": None, "ci_low": None, "ci_high": None}
+    d = float(a.mean() - b.mean())
     if len(a) < 2 or len(b) < 2:
-        d = float(a.mean() - b.mean()) if len(a) and len(b) else math.nan
-        return {"diff": d, "ci_low": math.nan, "ci_high": math.nan}
+        return {"diff": d, "ci_low": None, "ci_high": None}
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
-    d, se = float(a.mean() - b.mean()), math.sqrt(va + vb)
+    se = math.sqrt(va + vb)
     if se == 0:
         return {"diff": d, "ci_low": d, "ci_high": d}
     # deferred: heavy optional import (~500 ms), only needed when a Welch interval is computed
@@ -104,7 +133,8 @@ def welch_diff(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
 
 
 def uplifts(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    """Per model: landlord and tenant uplift against neutral, and the landlord − tenant gap."""
+    """Per model: landlord and tenant uplift against neutral, and the landlord − tenant gap (None
+    where a side has no scored response)."""
     out = []
     for model in sorted(frame["model_id"].unique().to_list()):
         part = frame.filter(pl.col("model_id") == model)
@@ -175,10 +205,73 @@ def disagreements(joined: pl.DataFrame, *, top: int = 10) -> list[dict[str, Any]
             .to_dicts())
 
 
+def scorer_quality(frame: pl.DataFrame, scorers_dir: str | Path | None) -> list[dict[str, Any]]:
+    """Per scorer of the run: its held-out quality from its manifest (``scorers_dir/<name>/manifest.json``:
+    kind, n_test, MAE, Pearson, CCC, the human ceiling's CCC), ``weak`` (CCC below :data:`WEAK_CCC`,
+    or unknown) and a ``note`` when the manifest is missing or belongs to another model file."""
+    out = []
+    for name in sorted(frame["scorer_model"].unique().to_list()):
+        shas = frame.filter(pl.col("scorer_model") == name)["scorer_sha256"].drop_nulls().unique().to_list()
+        out.append(_quality(str(name), shas, Path(scorers_dir) if scorers_dir is not None else None))
+    return out
+
+
+def _quality(name: str, shas: list[str], scorers_dir: Path | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"scorer": name, "manifest": None, "kind": None, "n_test": None, "mae": None,
+                           "pearson": None, "ccc": None, "human_ceiling_ccc": None, "weak": True, "note": None}
+    try:
+        path = None if scorers_dir is None else scorers_dir / check_name("scorer model", name) / MANIFEST_FILE
+    except ValueError:  # e.g. an LLM judge's model id: not a folder of this workspace
+        path = None
+    manifest = read_json(path) if path is not None and path.is_file() else None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        row["note"] = (f"no scorer manifest (scorers/{name}/{MANIFEST_FILE}) in this workspace: how well this "
+                       "scorer agrees with humans is unknown")
+        return row
+    metrics_ = manifest.get("metrics") or {}
+    row.update({"manifest": str(path), "kind": manifest.get("kind"), "n_test": manifest.get("n_test"),
+                "mae": metrics_.get("mae"), "pearson": metrics_.get("pearson"), "ccc": metrics_.get("ccc"),
+                "human_ceiling_ccc": (manifest.get("human_ceiling") or {}).get("ccc")})
+    row["weak"] = row["ccc"] is None or not row["ccc"] >= WEAK_CCC
+    model_sha = (manifest.get("files") or {}).get(MODEL_FILE)
+    if shas and model_sha not in shas:
+        row["note"] = (f"the model in scorers/{name} is not the one that scored this run (sha256 differs): "
+                       "its held-out figures may not apply")
+    return row
+
+
+def _fmt(x: Any, spec: str = ".2f") -> str:
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, spec)
+
+
+def warnings(rep: dict[str, Any]) -> list[str]:
+    """What the analysis's means and uplifts must be read with: a weak or unknown scorer, groups
+    never scored, groups whose scores are all equal."""
+    lines = []
+    for q in rep.get("scorer_quality") or []:
+        if q["manifest"] is not None and q["weak"]:
+            lines.append(f"Scorer {q['scorer']} is weak: held-out CCC {_fmt(q['ccc'])} with the human consensus "
+                         f"(MAE {_fmt(q['mae'])}, Pearson {_fmt(q['pearson'])}, n_test {q['n_test']}), below "
+                         f"{WEAK_CCC}: the means and uplifts may describe the scorer more than the models.")
+        if q["note"]:
+            lines.append(f"Scorer {q['scorer']}: {q['note']}.")
+    for g in rep.get("by_group") or []:
+        who = f"{g['model_id']} · {g['perspective']}"
+        if g.get("n_unscored"):
+            lines.append(f"{who}: {g['n_unscored']} response(s) never scored: left out (missing, not 0).")
+        if g["n"] == 0:
+            lines.append(f"{who}: no scored response: no mean, and no uplift against it.")
+        elif g.get("constant"):
+            lines.append(f"{who}: all {g['n']} scores are {_fmt(g['mean'], '+.2f')}: nothing varies, so the "
+                         "interval has no width; check the scorer on these responses.")
+    return lines
+
+
 def analyze(path: str | Path, *, audit: dict[str, pl.DataFrame] | None = None,
             threshold: float = DEFAULT_BIN_THRESHOLD, labels: tuple[str, str, str] = DEFAULT_BIN_LABELS,
-            top: int = 10) -> dict[str, Any]:
-    """Everything above for one scored run (model vs human only when an audit is given)."""
+            top: int = 10, scorers_dir: str | Path | None = None) -> dict[str, Any]:
+    """Everything above for one scored run (model vs human only when an audit is given), with the
+    scorer's held-out quality from its manifest in ``scorers_dir`` and the :func:`warnings`."""
     frame = scored_frame(path)
     out: dict[str, Any] = {
         "path": str(path), "run_ids": sorted(frame["run_id"].unique().to_list()),
@@ -186,7 +279,9 @@ def analyze(path: str | Path, *, audit: dict[str, pl.DataFrame] | None = None,
         "n_scored": int(frame["score"].is_not_null().sum()), "offline_models": sorted(
             frame.filter(pl.col("offline"))["model_id"].unique().to_list()),
         "by_group": by_group(frame, threshold=threshold, labels=labels), "uplifts": uplifts(frame),
+        "scorer_quality": scorer_quality(frame, scorers_dir),
     }
+    out["warnings"] = warnings(out)
     if audit is not None:
         joined = join_audit(frame, audit)
         out["audit"] = {"n_audited": joined.height, "model_vs_human": model_vs_human(joined, audit) if joined.height else [],

@@ -59,44 +59,95 @@ def _rating_stamp(ws: Workspace, project: str) -> tuple[int, int]:
     return (int(n[0] or 0) * 1_000_003 + int(n[1] or 0), int(c or 0))
 
 
+SCORERS_DIR = "scorers"  # the workspace's trained scorers, one folder (with manifest.json) per scorer
+
+
 @st.cache_data(max_entries=16, show_spinner=False)
 def _analysis(root: str, path: str, mtime: float, project: str | None, threshold: float,
-              stamp: tuple[int, int]) -> dict[str, Any]:
+              stamp: tuple[int, int], scorers: tuple[tuple[str, int], ...]) -> dict[str, Any]:
     ws = Workspace(Path(root))
     frames, labels = None, analysis.DEFAULT_BIN_LABELS
     if project:
         store = label_store.open_store(ws.root)
         p = labeling_items.get_project(store, project)
         frames, labels = audit_results(store, p), p.scale_labels
-    return analysis.analyze(path, audit=frames, threshold=threshold, labels=labels)
+    return analysis.analyze(path, audit=frames, threshold=threshold, labels=labels, scorers_dir=ws.root / SCORERS_DIR)
+
+
+def _scorers_stamp(ws: Workspace) -> tuple[tuple[str, int], ...]:
+    """(folder, manifest mtime) of every scorer of the workspace: a retrained scorer is a new key."""
+    base = ws.root / SCORERS_DIR
+    return tuple((p.parent.name, p.stat().st_mtime_ns) for p in sorted(base.glob("*/manifest.json"))) \
+        if base.is_dir() else ()
 
 
 def load_analysis(ws: Workspace, run: dict[str, Any], project: str | None, threshold: float) -> dict[str, Any]:
-    """The analysis of one scored run (with the audit project's consensus when given), cached."""
+    """The analysis of one scored run (with the audit project's consensus when given, and the
+    held-out quality of its scorer from ``scorers/<name>/manifest.json``), cached."""
     stamp = _rating_stamp(ws, project) if project else (0, 0)
-    return _analysis(str(ws.root), run["path"], Path(run["path"]).stat().st_mtime, project, threshold, stamp)
+    return _analysis(str(ws.root), run["path"], Path(run["path"]).stat().st_mtime, project, threshold, stamp,
+                     _scorers_stamp(ws))
+
+
+def quality_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
+    """The scorer's held-out quality (from its manifest) for display; unknown figures stay null."""
+    return pl.DataFrame([{"scorer": q["scorer"], "kind": q["kind"], "held-out n": q["n_test"], "MAE": q["mae"],
+                          "Pearson": q["pearson"], "Lin's CCC": q["ccc"], "human ceiling CCC": q["human_ceiling_ccc"],
+                          "verdict": "unknown (no manifest)" if q["manifest"] is None else
+                          f"weak (CCC < {analysis.WEAK_CCC})" if q["weak"] else "usable"} for q in rows],
+                        schema={"scorer": pl.String, "kind": pl.String, "held-out n": pl.Int64, "MAE": pl.Float64,
+                                "Pearson": pl.Float64, "Lin's CCC": pl.Float64, "human ceiling CCC": pl.Float64,
+                                "verdict": pl.String})
+
+
+def _ci_text(g: dict[str, Any]) -> str | None:
+    if g["ci_low"] is None:
+        return None
+    if g.get("constant"):
+        return f"none: all {g['n']} scores {g['mean']:+.2f}"
+    return f"{g['ci_low']:+.2f} … {g['ci_high']:+.2f}"
+
+
+def quality_reminder(rows: list[dict[str, Any]]) -> str:
+    """The reminder beside a conclusion, e.g. ' Scored by X: held-out CCC 0.05 (weak).' (plain text; empty
+    when every scorer is known and usable)."""
+    parts = [f"{q['scorer']}: " + ("held-out quality unknown (no manifest)" if q["manifest"] is None else
+                                   f"held-out CCC {q['ccc']:.2f} (weak)" if q["weak"] and q["ccc"] is not None else
+                                   "held-out CCC unknown (weak)")
+             for q in rows if q["weak"]]
+    return f" Scored by {'; '.join(parts)}." if parts else ""
 
 
 def groups_table(groups: list[dict[str, Any]]) -> pl.DataFrame:
-    """By-group rows for display: readable column names, shares in percent."""
+    """By-group rows for display: readable column names, shares in percent; a group never scored
+    has null mean, interval and shares (shown as missing), an all-equal group says so."""
     labels = groups[0]["bin_labels"] if groups else list(analysis.DEFAULT_BIN_LABELS)
+
+    def share(x: float | None) -> float | None:
+        return None if x is None else 100 * x
+
     return pl.DataFrame([{
-        "model": g["model_id"], "asked as": g["perspective"], "n": g["n"], "failed": g["n_failed"], "mean": g["mean"],
-        "95% CI": f"{g['ci_low']:+.2f} … {g['ci_high']:+.2f}" if g["n"] > 1 else "–",
-        labels[0]: 100 * g["share_tenant"], labels[1]: 100 * g["share_balanced"], labels[2]: 100 * g["share_landlord"],
-    } for g in groups])
+        "model": g["model_id"], "asked as": g["perspective"], "n": g["n"], "failed": g["n_failed"],
+        "never scored": g.get("n_unscored", 0), "mean": g["mean"], "95% CI": _ci_text(g),
+        labels[0]: share(g["share_tenant"]), labels[1]: share(g["share_balanced"]), labels[2]: share(g["share_landlord"]),
+    } for g in groups], schema={"model": pl.String, "asked as": pl.String, "n": pl.Int64, "failed": pl.Int64,
+                                "never scored": pl.Int64, "mean": pl.Float64, "95% CI": pl.String,
+                                **{name: pl.Float64 for name in labels}})
 
 
 def uplift_table(rows: list[dict[str, Any]]) -> pl.DataFrame:
     """Uplift rows for display."""
-    def ci(r: dict[str, Any], key: str) -> str:
+    def ci(r: dict[str, Any], key: str) -> str | None:
         lo, hi = r[f"{key}_ci_low"], r[f"{key}_ci_high"]
-        return "–" if lo is None or lo != lo else f"{lo:+.2f} … {hi:+.2f}"
+        return None if lo is None or lo != lo else f"{lo:+.2f} … {hi:+.2f}"
 
     return pl.DataFrame([{"model": r["model_id"], "landlord − neutral": r["landlord_uplift"],
                           "95% CI (landlord)": ci(r, "landlord_uplift"), "tenant − neutral": r["tenant_uplift"],
                           "95% CI (tenant)": ci(r, "tenant_uplift"), "landlord − tenant": r["gap"],
-                          "95% CI (gap)": ci(r, "gap")} for r in rows])
+                          "95% CI (gap)": ci(r, "gap")} for r in rows],
+                        schema={"model": pl.String, "landlord − neutral": pl.Float64, "95% CI (landlord)": pl.String,
+                                "tenant − neutral": pl.Float64, "95% CI (tenant)": pl.String,
+                                "landlord − tenant": pl.Float64, "95% CI (gap)": pl.String})
 
 
 def versus_table(rows: list[dict[str, Any]], perspective: str) -> pl.DataFrame:

@@ -73,8 +73,10 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
     if st.session_state.get(K_DEF) not in defs:
         st.session_state[K_DEF] = defs[0]
     definition = c_def.selectbox("Formula / policy / variant", defs, key=K_DEF, persist_state="session",
+                                 format_func=lambda name: definition_label(ws, name),
                                  help="Formulas (v1, v2), the task's policies and the what-if variants saved on the "
-                                      "Trace page. All are computed from the same judgments.")
+                                      "Trace page. All are computed from the same judgments. ⚠ dead rules: parts of "
+                                      "an imported policy that can never apply (`policies show ID` lists them).")
     c_ks.multiselect("K values", K_CHOICES, key=K_KS, persist_state="session", accept_new_options=True,
                      help="Reviews with idx < K count. Type any positive K and press Enter; 'all' uses every review.")
     dropped = st.session_state.pop(K_KS_DROPPED, None)
@@ -91,6 +93,16 @@ def controls(ws: Workspace, dataset: str, tasks: list[str]) -> Choice:
     chosen = cache.resolved(ws, definition)
     d = chosen.definition
     return Choice(task, definition, ks, judge, status, gt_views.verdict_scale(d), gt_views.is_scored(d), chosen)
+
+
+def definition_label(ws: Workspace, name: str) -> str:
+    """The picker's label of a definition: its name, flagged "⚠ 2 dead" when it is a policy with
+    rules that can never apply (``Policy.dead_rules``; the picker's help says so)."""
+    try:
+        dead = getattr(cache.resolved(ws, name).definition, "dead_rules", ())
+    except Exception:  # noqa: BLE001 - a label never breaks the picker; choosing it shows the error
+        return name
+    return f"{name} ⚠ {len(dead)} dead" if dead else name  # short: the picker is a narrow column
 
 
 def k_at() -> int | None:

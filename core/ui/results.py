@@ -32,11 +32,18 @@ from core.errors import UnknownNameError, WorkbenchError
 from core.gt_lineage import describe as describe_gt
 from core.gt_views.grid import trace_params
 from core.gt_views.loaders import data_stamp
-from core.metrics import score_results
+from core.metrics import badges, score_results
 from core.metrics import views as mv
 from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores
 from core.metrics.score import resolve_policy, sample_table
-from core.runs.records import history, load_results, read_run_summary, results_stamps, run_summary
+from core.runs.records import (
+    history,
+    load_results,
+    read_run_summary,
+    results_stamps,
+    run_summary,
+    spec_fallback,
+)
 from core.runs.rescore import gt_status, lineage_of, rescore_run, status_line
 from core.ui import hosting
 from core.workspace import Workspace
@@ -76,6 +83,24 @@ def run_frames(stamp: Stamp) -> dict[str, pl.DataFrame]:
     return {"headline": mv.headline(r), "thresholds": mv.thresholds(r), "pr": mv.pr_curves(r),
             "components": mv.components(r), "confusion": mv.confusion(r), "consistency": mv.consistency(r),
             "samples": mv.samples(r)}
+
+
+STATUS_HELP = ("✓ above the 75 % target (accuracy: and above the majority-class baseline); ✗ at or below it; "
+               "⚠ a degenerate score (the line below says why); N/A not computable")
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def headline_notes(stamp: Stamp) -> dict[str, Any]:
+    """What the headline shows beside the scores: the majority-class baseline, the incidents claimed
+    and found, a line per degenerate score, and an amos spec fallback (plain text, from data)."""
+    run = load_run(stamp)
+    facts = badges.facts_of(run)
+    major = (facts or {}).get("majority") or {}
+    baseline = (f"majority baseline {100 * major['share']:.1f}% ({major['verdict']})" if major.get("share") is not None
+                else "majority baseline unknown")
+    return {"baseline": baseline, "incidents": badges.incidents_line(facts),
+            "warnings": badges.warning_lines(badges.badges(run, facts)),
+            "fallback": badges.fallback_line(spec_fallback(Path(stamp[0]).parent, run))}
 
 
 def chart_spec(kind: str, key: tuple, build: Any) -> dict:

@@ -20,6 +20,7 @@ from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints
 from core.methods import METHODS, prompt_template
 from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
+from core.runs.records import spec_fallback
 from core.settings import env
 from core.tasks import task_ids
 from core.ui import current_workspace, hosting
@@ -136,7 +137,16 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
         "run_id": pl.Utf8, "status": pl.Utf8, "method": pl.Utf8, "model": pl.Utf8, "policy": pl.Utf8,
         "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
         "elapsed_s": pl.Float64, "gt": pl.Utf8, "gt_stale": pl.Boolean, "gt_why": pl.Utf8}, strict=False)
-    return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"))
+    notes = [_notes(ws, r["run_id"]) for r in rows]
+    return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"),  # the link stays in view;
+                              pl.Series("notes", notes, dtype=pl.Utf8))  # notes come last, scrolled to when long
+
+
+def _notes(ws: Workspace, run_id: str) -> str:
+    """What the run's figures do not say by themselves (an amos spec fallback: the run did not use
+    the spec it compiled)."""
+    reason = spec_fallback(ws.runs_dir / run_id)
+    return f"⚠ spec fallback: {reason}" if reason else ""
 
 
 def _gt_cell(gt: dict[str, Any]) -> str:

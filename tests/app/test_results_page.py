@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pyarrow as pa
 import pytest
 
 from tests.app.results_helpers import write_runs
@@ -124,3 +125,34 @@ def test_a_run_link_from_the_runs_page_selects_that_run(app_factory, results_ws)
     at.switch_page(PAGE).run()
     assert not at.exception, at.exception
     assert at.selectbox(key="results.run").value.split()[0] == runs[-1]
+
+
+def test_a_degenerate_run_gets_no_tick_and_says_why(app_factory, small_demo, tmp_path):
+    """The "no incident everywhere" run (tests.core.test_metrics_badges): its headline shows ⚠/✗ with the
+    reasons, accuracy beside its majority baseline, the incidents line, an amos spec fallback, and the PR
+    curve drawn at its AP (the prevalence), not flat at precision 1."""
+    from tests.core.test_metrics_badges import no_incident_run
+    from tests.core.test_result_charts import drawn_areas
+
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("runs"))
+    folder = root / "runs" / "no-incident"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps(no_incident_run()), encoding="utf-8")
+    (folder / "spec.json").write_text(json.dumps({"spec": {"fallback": "keywords must be a non-empty list of strings"},
+                                                  "usage": {"llm_calls": 1}}), encoding="utf-8")
+    at = _open(app_factory, root)
+    assert [m.label for m in at.metric[:4]] == ["AUPRC ⚠", "Process ⚠", "Consistency ⚠", "Accuracy ✗"]
+    assert [m.value for m in at.metric[:4]] == ["2.0%", "75.0%", "100.0%", "98.0%"]  # SPEC §5 values unchanged
+    captions = [c.value.replace("\\", "") for c in at.caption]  # text from data: escaped markdown
+    assert any(c.endswith("majority baseline 98.0% (Low Risk)") for c in captions)
+    assert "0 incidents claimed, 0 of 1 GT incident found" in captions
+    (box,) = [w.value.replace("\\", "") for w in at.warning]  # one box, a paragraph per line
+    assert [w.split(":")[0] for w in box.split("\n\n")] == ["AUPRC 2.0% ⚠", "Process 75.0% ⚠", "Consistency 100.0% ⚠",
+                                                          "Accuracy 98.0% ✗", "amos spec fallback"]
+    chart = next(c for c in at.get("vega_lite_chart") if "recall" in c.proto.spec)
+    spec = json.loads(chart.proto.spec)  # the data travel as Arrow beside the spec
+    (named,) = chart.proto.datasets
+    spec["datasets"] = {named.name: pa.ipc.open_stream(named.data.data).read_all().to_pylist()}
+    assert drawn_areas(spec) == {"≥ High Risk": pytest.approx(0.02, abs=1e-9)}
+    assert at.dataframe[0].value["AP"].iloc[0] == pytest.approx(0.02)  # the AP printed beside the curve

@@ -130,8 +130,8 @@ def test_result_charts_carry_the_views_frames():
     pr = mv.pr_curves(run)
     spec = rc.pr_chart(pr).to_dict()
     (rows,) = spec["datasets"].values()
-    assert [(r["threshold"], r["recall"], r["precision"]) for r in rows] == list(pr.iter_rows())
-    assert spec["mark"]["interpolate"] == "step-after"
+    assert [(r["threshold"], r["point"], r["recall"], r["precision"]) for r in rows] == list(pr.iter_rows())
+    assert spec["mark"]["interpolate"] == "step-before" and spec["encoding"]["order"]["field"] == "point"
 
     components = mv.components(run)
     spec = rc.components_chart(components).to_dict()

@@ -24,8 +24,9 @@ def test_analysis_page_renders_charts_tables_and_disagreements(chromium_browser,
         assert "Perspective analysis" in body and "run=demo-rent" in page.url
         assert "offline models (rule-based, no LLM)" in body and "Uplift against neutral" in body
         assert "Scorer against the human audit" in body and "audited responses with a consensus" in body
-        page.wait_for_function(  # groups, uplifts, scorer vs humans
-            "() => document.querySelectorAll('[data-testid=\"stDataFrame\"]').length === 3", timeout=20_000)
+        assert "How good is the scorer?" in body  # its held-out quality, before the means and uplifts
+        page.wait_for_function(  # scorer quality, groups, uplifts, scorer vs humans
+            "() => document.querySelectorAll('[data-testid=\"stDataFrame\"]').length === 4", timeout=20_000)
         # both Altair charts drew (vega-embed renders a canvas or an svg per chart)
         page.wait_for_function("() => document.querySelectorAll('.vega-embed').length >= 2", timeout=20_000)
         page.screenshot(path=str(shots / "analysis_top.png"), full_page=False)
