@@ -21,13 +21,14 @@ from core.cli import emit
 from core.db import Database
 from core.files import read_json, write_json_atomic
 from core.metrics import load_gt, score_results
+from core.metrics.badges import headline_report
 from core.metrics.bootstrap import paired_differences
 from core.metrics.io import dataset_categories, dataset_review_texts
 from core.metrics.score import resolve_policy, sample_table
 from core.metrics.summary import format_comparison, format_paired, format_summary
 from core.metrics.views import buckets
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
-from core.runs.records import RESULTS_FILE, load_results, run_dirs
+from core.runs.records import RESULTS_FILE, load_results, run_dirs, spec_fallback
 from core.runs.rescore import gt_status, status_line
 from core.workspace import Workspace
 
@@ -114,8 +115,10 @@ def run_show(args: argparse.Namespace) -> int:
             text += ("\n note: these runs were scored against different GTs (versions or K): paired differences and "
                      "newly failing / fixed use only the restaurants whose GT verdict is the same in both; rescore "
                      "them against one GT (`runs rescore RUN --gt FILE`) to compare every restaurant")
+    folders = [p if p.is_dir() else p.parent for p in paths]
     payload = [{**{k: r.get(k) for k in ("run_id", "method", "model", "k", "total", "accuracy", "unified_scores",
                                          "intervals")}, "gt": gts[i],
+                "headline": headline_report(r, spec_fallback(folders[i], r)),
                 **({"paired_against_first": pairs[i - 1]} if i else {})} for i, r in enumerate(runs)]
     emit(args, payload, text)
     return 0
