@@ -147,10 +147,10 @@ def ensure_rater(conn, store: LabelStore, code: str, *, role: str | None = None,
     if code in store.known_raters:
         return
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when ensure_rater() runs
-    from core.labeling.store import RATER_KINDS
+    from core.labeling.store.tables import RATER_KINDS
 
     check_stored_code(code)
     if sql.rater_exists(conn, code):
@@ -192,7 +192,7 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
     if code == by:
         raise ValueError("you cannot retire your own code")
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     if not sql.retire_code(store, code, by=by, reason=reason.strip()):
         raise ValueError(f"no rater {code!r}")
@@ -201,7 +201,7 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
 def retired_codes(store: LabelStore) -> set[str]:
     """Codes an admin retired."""
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     return sql.retired_rater_codes(store)
 
@@ -211,7 +211,7 @@ def get_role(store: LabelStore, code: str) -> str:
     if code in admin_codes():
         return "admin"
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     return sql.rater_role(store, code) or "rater"
 
@@ -224,10 +224,10 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     """
     require_writable("change a rater's role")
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when set_role() runs
-    from core.labeling.store import ROLES
+    from core.labeling.store.tables import ROLES
 
     if role not in ROLES:
         raise ValueError(f"invalid role {role!r}; valid: {', '.join(ROLES)}")
@@ -242,7 +242,7 @@ def list_raters(store: LabelStore) -> pl.DataFrame:
     import polars as pl  # noqa: F811 - imported here: the assignment path does not need polars
 
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     rows = sql.rater_rows(store)
     schema = {"code": pl.String, "role": pl.String, "kind": pl.String, "created_at": pl.Datetime, "n_ratings": pl.Int64,

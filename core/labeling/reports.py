@@ -6,13 +6,13 @@ from typing import Any
 
 import polars as pl
 
-from core.labeling import store as sql
 from core.labeling.items import Project
-from core.labeling.store import LabelStore
+from core.labeling.store import LabelStore, catalog, rating_sql
 
 RATING_SCHEMA: dict[str, Any] = {
     "rating_id": pl.Int64, "item_id": pl.Int64, "rater": pl.String, "kind": pl.String, "score": pl.Float64,
     "notes": pl.String, "created_at": pl.Datetime("us"), "seconds_spent": pl.Float64, "is_repeat": pl.Boolean,
+    "supersedes": pl.Int64, "in_force": pl.Boolean,
 }
 ITEM_SCHEMA: dict[str, Any] = {
     "item_id": pl.Int64, "dataset": pl.String, "identifier": pl.String, "run_id": pl.String,
@@ -21,19 +21,25 @@ ITEM_SCHEMA: dict[str, Any] = {
 }
 
 
-def ratings_frame(store: LabelStore, project: Project, *, include_models: bool = False) -> pl.DataFrame:
-    """Every rating row of ``project`` (repeats included), oldest first.
+def ratings_frame(store: LabelStore, project: Project, *, include_models: bool = False,
+                  include_superseded: bool = False) -> pl.DataFrame:
+    """Every rating in force of ``project`` (repeats included), oldest first.
 
     Args:
         include_models: also return ratings of model raters (``llm:…`` codes from imports).
+        include_superseded: also return the ratings a correction replaced (``in_force`` false):
+            the history; every statistic uses the ratings in force only.
     """
-    rows = sql.rating_rows(store, project.project_id, include_models=include_models)
+    rows = rating_sql.rating_rows(store, project.project_id, include_models=include_models,
+                                  include_superseded=include_superseded)
     return pl.DataFrame(rows, schema=RATING_SCHEMA, orient="row")
 
 
 def first_ratings(frame: pl.DataFrame) -> pl.DataFrame:
-    """Each rater's first rating of each item (the independent first pass; repeats dropped)."""
-    return frame.sort("created_at", "rating_id").unique(["item_id", "rater"], keep="first", maintain_order=True)
+    """Each rater's first-pass rating of each item (the independent first pass, as corrected;
+    repeats dropped)."""
+    order = ["is_repeat", "created_at", "rating_id"] if "is_repeat" in frame.columns else ["created_at", "rating_id"]
+    return frame.sort(order).unique(["item_id", "rater"], keep="first", maintain_order=True)
 
 
 def latest_ratings(frame: pl.DataFrame) -> pl.DataFrame:
@@ -43,13 +49,13 @@ def latest_ratings(frame: pl.DataFrame) -> pl.DataFrame:
 
 def items_frame(store: LabelStore, project: Project, item_ids: list[int] | None = None) -> pl.DataFrame:
     """Items of ``project`` (all, or those in ``item_ids``), oldest first."""
-    rows = sql.item_rows(store, project.project_id, list(ITEM_SCHEMA), item_ids)
+    rows = catalog.item_rows(store, project.project_id, list(ITEM_SCHEMA), item_ids)
     return pl.DataFrame(rows, schema=ITEM_SCHEMA, orient="row")
 
 
 def coverage(store: LabelStore, project: Project) -> pl.DataFrame:
     """Items by number of (human) raters: ``n_raters, n_items`` for 0 … max, gaps filled with 0."""
-    counts = sql.items_by_rater_count(store, project.project_id)
+    counts = catalog.items_by_rater_count(store, project.project_id)
     top = max([project.target_raters, *counts])
     return pl.DataFrame({"n_raters": list(range(top + 1)), "n_items": [int(counts.get(k, 0)) for k in range(top + 1)]},
                         schema={"n_raters": pl.Int64, "n_items": pl.Int64})
@@ -59,7 +65,7 @@ def rater_progress_table(store: LabelStore, project: Project) -> pl.DataFrame:
     """Per rater: role, kind, ratings, distinct items, repeats, median seconds, last rating."""
     schema: dict[str, Any] = {"rater": pl.String, "role": pl.String, "kind": pl.String, "n_ratings": pl.Int64, "n_items": pl.Int64,
               "n_repeats": pl.Int64, "mean_seconds": pl.Float64, "last_rating_at": pl.Datetime("us")}
-    return pl.DataFrame(sql.rater_progress_rows(store, project.project_id), schema=schema, orient="row")
+    return pl.DataFrame(rating_sql.rater_progress_rows(store, project.project_id), schema=schema, orient="row")
 
 
 def project_summary(store: LabelStore, project: Project) -> dict[str, Any]:

@@ -21,7 +21,8 @@ def labeled_ws(tmp_path):
     ws = Workspace(tmp_path / "ws").ensure("test")
     store = LabelStore(labels_url(ws.root))
     store.ensure_schema()
-    project = items.create_project(store, "study", guidelines="Rate **honesty**.", visible_fields=["topic"],
+    project = items.create_project(store, "study", guidelines="Rate **honesty**.",
+                                   visible_fields=["prompt_title", "topic"],
                                    scale_labels=("Dishonest", "Unclear", "Honest"))
     items.add_items(store, project, [
         {"dataset": "d", "identifier": f"i{k}", "prompt_title": f"Question {k}", "prompt_body": f"Prompt {k}",
