@@ -68,6 +68,20 @@ def rater_progress_table(store: LabelStore, project: Project) -> pl.DataFrame:
     return pl.DataFrame(rating_sql.rater_progress_rows(store, project.project_id), schema=schema, orient="row")
 
 
+def routing_table(store: LabelStore, project: Project) -> pl.DataFrame:
+    """Every extra rater routed to an item, oldest first, with why (``reason``) and the item's raters now."""
+    # deferred: routing is only needed when a project routes extra raters
+    from core.labeling.routing import explain
+    from core.labeling.store import assign_sql
+
+    with store.read() as conn:
+        rows = assign_sql.routing_rows(conn, project.project_id)
+    schema = {"item_id": pl.Int64, "routed_at": pl.Datetime("us"), "reason": pl.String, "raters_now": pl.Int64,
+              "needs": pl.Int64, "prompt_title": pl.String}
+    return pl.DataFrame([(r.item_id, r.created_at, explain(r.measure, r.value, r.threshold, r.n_raters, r.new_target),
+                          r.raters_now, r.new_target, r.prompt_title) for r in rows], schema=schema, orient="row")
+
+
 def project_summary(store: LabelStore, project: Project) -> dict[str, Any]:
     """Counts for ``labels status``: items, ratings, raters, complete items and coverage."""
     cov = coverage(store, project)
@@ -77,6 +91,6 @@ def project_summary(store: LabelStore, project: Project) -> dict[str, Any]:
     return {
         "project": project.name, "items": n_items, "target_raters": project.target_raters,
         "complete_items": complete, "ratings": int(table["n_ratings"].sum()) if table.height else 0,
-        "raters": table.height, "coverage": dict(zip(cov["n_raters"].to_list(), cov["n_items"].to_list(), strict=True)),
+        "raters": table.height, "extra_raters_routed": routing_table(store, project).height, "coverage": dict(zip(cov["n_raters"].to_list(), cov["n_items"].to_list(), strict=True)),
         "rater_progress": table.with_columns(pl.col("last_rating_at").cast(pl.String)).to_dicts(),
     }
