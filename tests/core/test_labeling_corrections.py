@@ -2,6 +2,7 @@
 is a correction that keeps both rows; within 50 ms it stores one row; a rater changes an earlier
 rating as a new row; a lowered target never overfills an item. SQLite with a fake clock."""
 
+# ruff: noqa: F811  (the imported fixtures are parameters of the tests)
 from __future__ import annotations
 
 import pytest

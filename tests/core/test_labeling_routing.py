@@ -1,6 +1,7 @@
 """Raters where they count: an item whose raters disagree beyond the target spread gets one more
 rater, up to the cap, with the reason stored; per-rater leniency and range use with intervals."""
 
+# ruff: noqa: F811  (the imported fixtures are parameters of the tests)
 from __future__ import annotations
 
 import math
