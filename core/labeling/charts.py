@@ -79,3 +79,21 @@ def rater_bias_chart(bias: pl.DataFrame) -> AnyChart:
         tooltip=[alt.Tooltip("rater:N"), alt.Tooltip("n:Q"), alt.Tooltip("mean_signed_deviation:Q", format="+.3f"),
                  alt.Tooltip("ci_lo:Q", format="+.3f"), alt.Tooltip("ci_hi:Q", format="+.3f")])
     return alt.layer(zero, bars, dots, height=40 * max(1, len(data)) + 70)
+
+
+def interval_dots_chart(frame: pl.DataFrame, *, value: str, lo: str, hi: str, title: str,
+                        centre: float | None = 0.0) -> AnyChart:
+    """One row per rater: ``value`` as a dot with its interval [``lo``, ``hi``] as a line, and a
+    reference rule at ``centre`` (0 for leniency; None for none)."""
+    data = frame.fill_nan(None)
+    y = alt.Y("rater:N", title=None, sort=None, scale=alt.Scale(paddingOuter=0.4), axis=alt.Axis(labelLimit=240))
+    layers: list[alt.Chart] = []
+    if centre is not None:
+        layers.append(alt.Chart(pl.DataFrame({"x": [centre]})).mark_rule(color="#adb5bd").encode(x="x:Q"))
+    layers.append(alt.Chart(data).mark_rule(strokeWidth=2, color="#3b5bdb").encode(
+        y=y, x=alt.X(f"{lo}:Q", title=title), x2=alt.X2(f"{hi}:Q")))
+    layers.append(alt.Chart(data).mark_circle(size=90, color="#3b5bdb").encode(
+        y=y, x=alt.X(f"{value}:Q"),
+        tooltip=[alt.Tooltip("rater:N"), alt.Tooltip("n:Q"), alt.Tooltip(f"{value}:Q", format="+.3f"),
+                 alt.Tooltip(f"{lo}:Q", format="+.3f"), alt.Tooltip(f"{hi}:Q", format="+.3f")]))
+    return alt.layer(*layers, height=40 * max(1, len(data)) + 70)

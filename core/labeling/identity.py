@@ -167,12 +167,15 @@ def register_rater(store: LabelStore, code: str, *, source: str = "session") -> 
     """Make sure a person's code exists (role ``rater`` unless already set) and return it.
 
     Codes typed by a person are validated with :func:`check_code`; a signed-in user's e-mail
-    (``source="login"``) only has to be non-blank and at most 200 characters.
+    (``source="login"``) only has to be non-blank and at most 200 characters; the code of a
+    personal link (``source="link"``) is any stored code.
     """
     if source == "login":
         code = (code or "").strip().lower()
         if not code or len(code) > 200:
             raise ValueError("the signed-in user has no usable e-mail address")
+    elif source == "link":  # a code an admin made a personal link for (checked when it was stored)
+        code = check_stored_code(code)
     else:
         code = check_code(code)
     if code in retired_codes(store):

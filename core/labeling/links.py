@@ -48,6 +48,11 @@ def create_link(store: LabelStore, code: str, *, by: str) -> str:
     return token
 
 
+def is_token(text: str) -> bool:
+    """Whether ``text`` has the shape of a link token (URL-safe letters, 32-64 of them)."""
+    return bool(_TOKEN_RE.fullmatch(text))
+
+
 def rater_for_token(store: LabelStore, token: str | None) -> str | None:
     """The rater code a token signs in, or None (malformed, unknown, revoked, or its code retired)."""
     if not isinstance(token, str) or not _TOKEN_RE.fullmatch(token):
