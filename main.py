@@ -29,7 +29,7 @@ with warmup.page_run():  # not while the warm-up imports a module (core.ui.warmu
         st.markdown("### Scale Workbench")
         hosting.sidebar_account(ws)
     hosting.banner(ws)
-    if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
+    if rater_only or not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
         hosting.run_page(nav)
         warmup.start()
         st.stop()

@@ -322,7 +322,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _routed(n: int) -> str:
-    return f"; {n:,} extra raters routed to items whose raters disagree" if n else ""
+    return f"; {n:,} extra rater{'' if n == 1 else 's'} routed to items whose raters disagree" if n else ""
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

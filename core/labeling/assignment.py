@@ -297,10 +297,13 @@ def item_view(store: LabelStore, project: Project, item_id: int) -> ItemView:
 
 
 def recent_ratings(store: LabelStore, project: Project, rater: str, limit: int = 5) -> list[dict[str, Any]]:
-    """The rater's latest ratings in force, newest first: rating_id, item_id, score, notes, created_at, is_repeat."""
+    """The rater's latest ratings in force, newest first: rating_id, item_id, score, notes, created_at,
+    is_repeat and the title (blank when the project hides it)."""
     rows = rating_sql.recent_ratings(store, project.project_id, rater, limit)
+    show_title = "prompt_title" in project.visible_fields  # blinded: the title only where raters see it
     return [{"rating_id": r.rating_id, "item_id": r.item_id, "score": r.score, "notes": r.notes,
-             "created_at": r.created_at, "is_repeat": bool(r.is_repeat)} for r in rows]
+             "created_at": r.created_at, "is_repeat": bool(r.is_repeat),
+             "title": r.prompt_title if show_title else ""} for r in rows]
 
 
 def skip_and_next(store: LabelStore, project: Project, rater: str, item_id: int) -> ItemView | None:

@@ -12,19 +12,26 @@ AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
 
 
 def coverage_chart(coverage: pl.DataFrame, *, target: int) -> alt.Chart:
-    """Items by number of raters (``n_raters, n_items``); bars at or above the target are marked."""
-    data = coverage.with_columns(
-        pl.when(pl.col("n_raters") >= target).then(pl.lit("complete")).otherwise(pl.lit("needs raters"))
-        .alias("status"))
+    """Items by number of raters (``n_raters, n_items`` and optionally ``n_complete``): complete
+    items (all the raters they need) and items that still need raters, stacked."""
+    if "n_complete" not in coverage.columns:
+        coverage = coverage.with_columns(
+            pl.when(pl.col("n_raters") >= target).then(pl.col("n_items")).otherwise(0).alias("n_complete"))
+    data = pl.concat([
+        coverage.select("n_raters", pl.col("n_complete").alias("n"), pl.lit("complete").alias("status")),
+        coverage.select("n_raters", (pl.col("n_items") - pl.col("n_complete")).alias("n"),
+                        pl.lit("needs raters").alias("status")),
+    ]).filter(pl.col("n") > 0)
     return (
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("n_raters:O", title="raters per item"),
-            y=alt.Y("n_items:Q", title="items"),
+            x=alt.X("n_raters:O", title="raters per item", scale=alt.Scale(domain=coverage["n_raters"].to_list())),
+            y=alt.Y("n:Q", title="items", stack=True),
             color=alt.Color("status:N", scale=alt.Scale(domain=["needs raters", "complete"],
                                                         range=["#adb5bd", "#3b5bdb"]), title=None),
-            tooltip=[alt.Tooltip("n_raters:O", title="raters"), alt.Tooltip("n_items:Q", title="items")],
+            tooltip=[alt.Tooltip("n_raters:O", title="raters"), alt.Tooltip("status:N"),
+                     alt.Tooltip("n:Q", title="items")],
         )
         .properties(height=220)
     )

@@ -54,11 +54,20 @@ def items_frame(store: LabelStore, project: Project, item_ids: list[int] | None 
 
 
 def coverage(store: LabelStore, project: Project) -> pl.DataFrame:
-    """Items by number of (human) raters: ``n_raters, n_items`` for 0 … max, gaps filled with 0."""
-    counts = catalog.items_by_rater_count(store, project.project_id)
-    top = max([project.target_raters, *counts])
-    return pl.DataFrame({"n_raters": list(range(top + 1)), "n_items": [int(counts.get(k, 0)) for k in range(top + 1)]},
-                        schema={"n_raters": pl.Int64, "n_items": pl.Int64})
+    """Items by number of (human) raters: ``n_raters, n_items, n_complete`` for 0 … max, gaps
+    filled with 0; ``n_complete`` counts those with all the raters they need (the target plus any
+    extra rater routed to them because their raters disagreed)."""
+    levels, _ = rating_sql.rater_counts(store, project.project_id, "")
+    target = project.target_raters
+    items_at: dict[int, int] = {}
+    complete_at: dict[int, int] = {}
+    for n_raters, extra, n in levels:
+        items_at[n_raters] = items_at.get(n_raters, 0) + n
+        complete_at[n_raters] = complete_at.get(n_raters, 0) + (n if n_raters >= target + extra else 0)
+    top = max([target, *items_at])
+    return pl.DataFrame({"n_raters": list(range(top + 1)), "n_items": [items_at.get(k, 0) for k in range(top + 1)],
+                         "n_complete": [complete_at.get(k, 0) for k in range(top + 1)]},
+                        schema={"n_raters": pl.Int64, "n_items": pl.Int64, "n_complete": pl.Int64})
 
 
 def rater_progress_table(store: LabelStore, project: Project) -> pl.DataFrame:
@@ -87,10 +96,11 @@ def project_summary(store: LabelStore, project: Project) -> dict[str, Any]:
     cov = coverage(store, project)
     table = rater_progress_table(store, project)
     n_items = int(cov["n_items"].sum())
-    complete = int(cov.filter(pl.col("n_raters") >= project.target_raters)["n_items"].sum())
+    complete = int(cov["n_complete"].sum())
     return {
         "project": project.name, "items": n_items, "target_raters": project.target_raters,
         "complete_items": complete, "ratings": int(table["n_ratings"].sum()) if table.height else 0,
-        "raters": table.height, "extra_raters_routed": routing_table(store, project).height, "coverage": dict(zip(cov["n_raters"].to_list(), cov["n_items"].to_list(), strict=True)),
+        "raters": table.height, "extra_raters_routed": routing_table(store, project).height,
+        "coverage": dict(zip(cov["n_raters"].to_list(), cov["n_items"].to_list(), strict=True)),
         "rater_progress": table.with_columns(pl.col("last_rating_at").cast(pl.String)).to_dicts(),
     }

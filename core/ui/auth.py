@@ -92,8 +92,12 @@ def forget_link() -> None:
 
 
 def link_cookie_script() -> None:
-    """Write (or clear) the link cookie that :func:`link_code` asked for, once."""
-    token = st.session_state.pop(K_LINK_COOKIE, None)
+    """Write (or clear) the link cookie that :func:`link_code` or :func:`forget_link` asked for.
+
+    Written on every run of the session, not once: a run that :func:`st.rerun` cuts short (an
+    adjudicator's first run does) replaces its elements before the browser runs their scripts.
+    """
+    token = st.session_state.get(K_LINK_COOKIE)
     if token is None:
         return
     age = LINK_COOKIE_DAYS * 86400 if token else 0
@@ -271,13 +275,18 @@ def navigation(pages: tuple, *, rater_only: bool, reviewer: bool) -> object:
     sections: dict[str, list] = {}
     for spec in pages:
         if rater_only and spec.url_path not in allowed:
+            # the default page answers "/" (Streamlit ignores its url_path): it opens Labeling
+            target = _rater_home if spec.default else _not_for_raters
             sections.setdefault(spec.section, []).append(st.Page(
-                _not_for_raters, title=spec.title, url_path=spec.url_path, visibility="hidden"))
+                target, title=spec.title, url_path=spec.url_path, visibility="hidden", default=spec.default))
             continue
-        default = spec.url_path == "labeling" if rater_only else spec.default
         sections.setdefault(spec.section, []).append(
-            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=default))
+            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default))
     return st.navigation(sections, position="top")
+
+
+def _rater_home() -> None:
+    st.switch_page("app_pages/labeling.py")
 
 
 def _not_for_raters() -> None:

@@ -5,6 +5,7 @@ the per-rater scale view (leniency and range use with intervals)."""
 from __future__ import annotations
 
 import json
+import math
 
 import polars as pl
 import streamlit as st
@@ -15,7 +16,7 @@ from core.labeling import assignment, charts, consensus, identity, links, rater_
 from core.labeling import items as labeling_items
 from core.labeling.store import ROLES, SPREAD_MEASURES, LabelStore
 from core.ui import hosting
-from core.ui.label_review import K_FLASH, Context, mark_retired
+from core.ui.label_review import K_FLASH, Context, mark_retired, num
 
 SECTIONS = ("Rater scales", "Raters", "Settings")
 K_NEW_LINK = "label_review.new_link"  # (code, token) of the link just created: shown once
@@ -162,6 +163,7 @@ def show_settings(c: Context) -> None:
     with st.form(f"label_review.settings.{p.name}"):
         st.multiselect("Fields raters see (besides the prompt and the response)", options,
                        default=[f for f in p.visible_fields if f in options], key="label_review.set_fields",
+                       format_func=lambda f: "title (prompt_title)" if f == "prompt_title" else f,
                        help="Leave out prompt_title when titles carry the answer (e.g. a reference verdict).")
         cols = st.columns(3)
         for col, key, label, value in zip(cols, ("neg", "zero", "pos"), ("−1 means", "0 means", "+1 means"),
@@ -170,7 +172,7 @@ def show_settings(c: Context) -> None:
         st.text_area("Guidelines (markdown)", value=p.guidelines, key="label_review.set_guidelines", height=160)
         cols = st.columns(4)
         cols[0].number_input("Raters per item", 1, 20, p.target_raters, key="label_review.set_target")
-        cols[1].checkbox("Extra raters where raters disagree", value=p.target_spread is not None,
+        cols[1].checkbox("Extra raters on disagreement", value=p.target_spread is not None,
                          key="label_review.set_spread_on")
         cols[1].number_input("Target spread", 0.05, 2.0, p.target_spread or 0.5, 0.05, key="label_review.set_spread")
         cols[2].selectbox("Measured as", SPREAD_MEASURES, index=SPREAD_MEASURES.index(p.spread_measure),
@@ -197,6 +199,15 @@ def _preview(c: Context) -> None:
         if view.fields:
             st.caption(render.fields_caption(view.fields))
         st.markdown(render.safe_markdown(view.prompt_body[:600] + ("…" if len(view.prompt_body) > 600 else "")))
+
+
+def _ci(row: dict | None, name: str) -> str:
+    """``+0.063 [+0.005, +0.120]`` of a leniency row, or "n/a"."""
+    if row is None or row[name] is None or not math.isfinite(row[name]):
+        return "n/a"
+    lo, hi = row["ci_lo"], row["ci_hi"]
+    bounds = f"[{lo:+.3f}, {hi:+.3f}]" if lo is not None and math.isfinite(lo) else "[n/a]"
+    return f"{row[name]:+.3f} {bounds}"
 
 
 def show_rater_scales(c: Context) -> None:
@@ -226,16 +237,14 @@ def show_rater_scales(c: Context) -> None:
         ui.show_chart(charts.interval_dots_chart(use.rename({"sd_lo": "lo", "sd_hi": "hi"}), value="sd", lo="lo",
                                                  hi="hi", title="standard deviation of their scores (95% CI)",
                                                  centre=None), width="stretch")
-    table = use.join(lenient.select("rater", pl.col("n").alias("n_shared"), "leniency", "ci_lo", "ci_hi"),
-                     on="rater", how="left")
-    st.dataframe(table.select(
-        "rater", "n", pl.format("{} [{}, {}]", *(pl.col(x).round(3) for x in ("leniency", "ci_lo", "ci_hi")))
-        .alias("leniency [95% CI]"), "n_shared",
-        pl.format("{} [{}, {}]", *(pl.col(x).round(3) for x in ("sd", "sd_lo", "sd_hi"))).alias("sd [95% CI]"),
-        pl.format("{} … {}", pl.col("p05").round(2), pl.col("p95").round(2)).alias("5–95% of scores"),
-        pl.format("{} [{}, {}]", *(pl.col(x).round(2) for x in ("extreme_share", "extreme_lo", "extreme_hi")))
-        .alias("share at the ends [95% CI]")), hide_index=True, width="stretch",
-        column_config={"n": "ratings", "n_shared": "items with co-raters"})
+    shared = {r["rater"]: r for r in lenient.to_dicts()}
+    rows = [{"rater": u["rater"], "ratings": u["n"], "leniency [95% CI]": _ci(shared.get(u["rater"]), "leniency"),
+             "items with co-raters": (shared.get(u["rater"]) or {}).get("n"),
+             "sd [95% CI]": f"{num(u['sd'])} [{num(u['sd_lo'])}, {num(u['sd_hi'])}]",
+             "5–95% of scores": f"{u['p05']:+.2f} … {u['p95']:+.2f}",
+             "share at the ends [95% CI]": f"{num(u['extreme_share'], 2)} [{num(u['extreme_lo'], 2)}, "
+                                           f"{num(u['extreme_hi'], 2)}]"} for u in use.to_dicts()]
+    st.dataframe(pl.DataFrame(rows), hide_index=True, width="stretch")
     st.caption(f"Ends: |score| ≥ {rater_stats.EXTREME}. Intervals: t for leniency, chi-square for the sd, "
                "Wilson for the share.")
 

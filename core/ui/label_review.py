@@ -92,7 +92,9 @@ def show_coverage(c: Context) -> None:
     summary = reports.project_summary(c.store, c.project)
     m = st.columns(4)
     m[0].metric("Items", f"{summary['items']:,}")
-    m[1].metric(f"Complete (≥ {c.project.target_raters} raters)", f"{summary['complete_items']:,}")
+    m[1].metric("Complete", f"{summary['complete_items']:,}",
+                help=f"Items with all the raters they need: {c.project.target_raters}, plus any extra rater routed to "
+                     "an item whose raters disagreed.")
     m[2].metric("Ratings", f"{summary['ratings']:,}")
     m[3].metric("Raters", f"{summary['raters']:,}")
     st.subheader("Raters' progress")  # the whole width: every column of the table in view
@@ -127,7 +129,7 @@ def show_routing(c: Context) -> None:
     st.dataframe(table.select("item_id", "reason", "raters_now", "needs", "routed_at"), hide_index=True,
                  width="stretch", column_config={
                      "item_id": st.column_config.NumberColumn("item", format="%d", width="small"),
-                     "reason": st.column_config.TextColumn("why", width="large"), "raters_now": "raters now",
+                     "reason": st.column_config.TextColumn("why", width="medium"), "raters_now": "raters now",
                      "needs": "needs", "routed_at": st.column_config.DatetimeColumn("routed (UTC)",
                                                                                    format="YYYY-MM-DD HH:mm")})
 

@@ -190,8 +190,11 @@ def show_recent(store: LabelStore, project: Project, code: str) -> None:
     with st.expander("Your recent ratings", icon=":material/history:", expanded=False):
         for r in recent:
             left, right = st.columns([5, 1], vertical_alignment="center")
-            left.markdown(f"Item #{r['item_id']} · **{r['score']:+.2f}** · {r['created_at']:%H:%M:%S} UTC"
-                          + (" · repeat audit" if r["is_repeat"] else ""))
+            title = " ".join(r["title"].split())
+            title = title if len(title) <= 60 else title[:59] + "…"
+            left.markdown(f"**{r['score']:+.2f}** · item #{r['item_id']}"
+                          + (f" · {render.escape_markdown(title)}" if title else "")
+                          + f" · {r['created_at']:%H:%M:%S} UTC" + (" · repeat audit" if r["is_repeat"] else ""))
             right.button("Change", key=f"labeling.change.{r['rating_id']}", type="tertiary",
                          on_click=st.session_state.__setitem__, args=(K_EDIT, r))
 
