@@ -75,7 +75,8 @@ def _range_row(rater: str, scores: list[float]) -> dict[str, Any]:
 
     n = len(scores)
     series = pl.Series(scores, dtype=pl.Float64)
-    sd = float(series.std()) if n > 1 else math.nan
+    std = series.std() if n > 1 else None
+    sd = float(std) if isinstance(std, int | float) else math.nan
     lo = hi = math.nan
     if n > 1 and sd > 0:
         lo = sd * math.sqrt((n - 1) / stats.chi2.ppf(0.975, n - 1))

@@ -85,7 +85,8 @@ def routing_table(store: LabelStore, project: Project) -> pl.DataFrame:
 
     with store.read() as conn:
         rows = assign_sql.routing_rows(conn, project.project_id)
-    schema = {"item_id": pl.Int64, "routed_at": pl.Datetime("us"), "reason": pl.String, "raters_now": pl.Int64,
+    schema: dict[str, Any] = {"item_id": pl.Int64, "routed_at": pl.Datetime("us"), "reason": pl.String,
+              "raters_now": pl.Int64,
               "needs": pl.Int64, "prompt_title": pl.String}
     return pl.DataFrame([(r.item_id, r.created_at, explain(r.measure, r.value, r.threshold, r.n_raters, r.new_target),
                           r.raters_now, r.new_target, r.prompt_title) for r in rows], schema=schema, orient="row")

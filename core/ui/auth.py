@@ -16,6 +16,7 @@ a link ends it at the next session.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -41,7 +42,7 @@ def team_mode() -> bool:
     return deployment_mode() == "team"
 
 
-def link_code(workspace_root: object) -> str | None:
+def link_code(workspace_root: Path) -> str | None:
     """The rater code of this session's personal link (team mode only), verified once per session.
 
     The token comes from ``?key=`` (then it moves into a cookie and leaves the URL) or the cookie.
@@ -73,7 +74,7 @@ def link_code(workspace_root: object) -> str | None:
     return code
 
 
-def link_reviewer(workspace_root: object) -> bool:
+def link_reviewer(workspace_root: Path) -> bool:
     """Whether this session's personal-link rater is an adjudicator or admin (opens Label review too)."""
     code = st.session_state.get(K_LINK_CODE)
     if not code:

@@ -139,13 +139,14 @@ def _field_options(c: Context) -> list[str]:
 def _save_settings(c: Context) -> None:
     get = st.session_state.get
     spread = get("label_review.set_spread_on") and float(get("label_review.set_spread") or 0.5)
+    target, cap = int(get("label_review.set_target") or 1), int(get("label_review.set_max") or 1)
     try:
         labeling_items.update_project(
             c.store, c.project.name, visible_fields=list(get("label_review.set_fields") or []),
             scale_labels=(get("label_review.set_neg"), get("label_review.set_zero"), get("label_review.set_pos")),
-            guidelines=get("label_review.set_guidelines") or "", target_raters=int(get("label_review.set_target")),
+            guidelines=get("label_review.set_guidelines") or "", target_raters=target,
             target_spread=spread or None, spread_measure=get("label_review.set_measure"),
-            max_raters=int(get("label_review.set_max")) if spread else None)
+            max_raters=cap if spread else None)
     except (ValueError, WorkbenchError) as exc:
         st.session_state[K_FLASH] = ("error", str(exc))
         return
@@ -170,15 +171,15 @@ def show_settings(c: Context) -> None:
                                           p.scale_labels, strict=True):
             col.text_input(label, value=value, key=f"label_review.set_{key}")
         st.text_area("Guidelines (markdown)", value=p.guidelines, key="label_review.set_guidelines", height=160)
-        cols = st.columns(4)
-        cols[0].number_input("Raters per item", 1, 20, p.target_raters, key="label_review.set_target")
-        cols[1].checkbox("Extra raters on disagreement", value=p.target_spread is not None,
+        row = st.columns(4)
+        row[0].number_input("Raters per item", 1, 20, p.target_raters, key="label_review.set_target")
+        row[1].checkbox("Extra raters on disagreement", value=p.target_spread is not None,
                          key="label_review.set_spread_on")
-        cols[1].number_input("Target spread", 0.05, 2.0, p.target_spread or 0.5, 0.05, key="label_review.set_spread")
-        cols[2].selectbox("Measured as", SPREAD_MEASURES, index=SPREAD_MEASURES.index(p.spread_measure),
+        row[1].number_input("Target spread", 0.05, 2.0, p.target_spread or 0.5, 0.05, key="label_review.set_spread")
+        row[2].selectbox("Measured as", SPREAD_MEASURES, index=SPREAD_MEASURES.index(p.spread_measure),
                           key="label_review.set_measure",
                           format_func=lambda m: {"range": "spread (max − min)", "ci_width": "95% interval width"}[m])
-        cols[3].number_input("At most raters per item", 1, 20, p.raters_cap if p.target_spread else p.target_raters + 2,
+        row[3].number_input("At most raters per item", 1, 20, p.raters_cap if p.target_spread else p.target_raters + 2,
                              key="label_review.set_max")
         st.form_submit_button("Save settings", type="primary", disabled=bool(refused), on_click=_save_settings,
                               args=(c,), key="label_review.save_settings")

@@ -188,10 +188,11 @@ def show_disagreements(c: Context) -> None:
     ids = [r["item_id"] for r in rows]
     open_ids = {r["item_id"] for r in rows if r["consensus_source"] == consensus.NEEDS_DISCUSSION}
     by_id = {r["item_id"]: r for r in rows}
-    wanted = st.session_state.get(K_ITEM)
-    held = claims.claim(c.store, c.project, c.code, ids, wanted=wanted if wanted in ids else None)
+    chosen = st.session_state.get(K_ITEM)
+    wanted: int | None = int(chosen) if chosen in ids else None
+    held = claims.claim(c.store, c.project, c.code, ids, wanted=wanted)
     holders = claims.claimed_by(c.store, c.project)
-    if wanted in ids and held != wanted:
+    if wanted is not None and held != wanted:
         st.warning(f"Item #{wanted} is being adjudicated by {render.escape_markdown(holders.get(wanted, '?'))}; "
                    f"you hold #{held} instead." if held is not None else
                    f"Item #{wanted} is being adjudicated by someone else.", icon=":material/lock:")

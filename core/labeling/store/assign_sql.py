@@ -19,7 +19,7 @@ from sqlalchemy.engine import Row
 from core.labeling.store.catalog import P
 from core.labeling.store.tables import item_routing, items, ratings, reservations, skips
 
-_NEEDED = P("target") + items.c.extra_raters  # raters the item needs
+_NEEDED: Any = P("target") + items.c.extra_raters  # raters the item needs
 _RATED_BY_ME = exists().where(ratings.c.item_id == items.c.item_id, ratings.c.rater == P("rater"))
 _SKIPPED_BY_ME = case((exists().where(skips.c.item_id == items.c.item_id, skips.c.rater == P("rater")), 1), else_=0)
 _OTHERS_CLAIMS = (
