@@ -189,7 +189,7 @@ def show_disagreements(c: Context) -> None:
     open_ids = {r["item_id"] for r in rows if r["consensus_source"] == consensus.NEEDS_DISCUSSION}
     by_id = {r["item_id"]: r for r in rows}
     chosen = st.session_state.get(K_ITEM)
-    wanted: int | None = int(chosen) if chosen in ids else None
+    wanted = next((i for i in ids if i == chosen), None)  # an item of the queue, or None
     held = claims.claim(c.store, c.project, c.code, ids, wanted=wanted)
     holders = claims.claimed_by(c.store, c.project)
     if wanted is not None and held != wanted:
