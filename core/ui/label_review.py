@@ -103,13 +103,12 @@ def show_coverage(c: Context) -> None:
                  column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
                                 "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
                                 "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
-    left, right = st.columns([1, 1], gap="large")
+    left, _ = st.columns([1, 1], gap="large")
     with left:
         st.subheader("Items by number of raters")
         ui.show_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
                       width="stretch")
-    with right:
-        show_routing(c)
+    show_routing(c)
 
 
 def show_routing(c: Context) -> None:
@@ -129,7 +128,7 @@ def show_routing(c: Context) -> None:
     st.dataframe(table.select("item_id", "reason", "raters_now", "needs", "routed_at"), hide_index=True,
                  width="stretch", column_config={
                      "item_id": st.column_config.NumberColumn("item", format="%d", width="small"),
-                     "reason": st.column_config.TextColumn("why", width="medium"), "raters_now": "raters now",
+                     "reason": st.column_config.TextColumn("why", width="large"), "raters_now": "raters now",
                      "needs": "needs", "routed_at": st.column_config.DatetimeColumn("routed (UTC)",
                                                                                    format="YYYY-MM-DD HH:mm")})
 

@@ -152,3 +152,21 @@ def test_an_adjudicator_keeps_their_claim_and_a_second_one_gets_the_next_item(st
     assert claims.claimed_by(store, project) == {5: "ben", 3: "cleo"}
     claims.release(store, project, "ben")
     assert claims.claimed_by(store, project) == {3: "cleo"}
+
+
+def test_lowering_the_target_with_reservations_held_never_overfills(store):  # noqa: F811
+    from core.labeling import assignment, items
+
+    project = _project_with_items(store, 1)  # target 3
+    views = {r: assignment.next_item(store, project, r) for r in ("a", "b", "c")}
+    items.update_project(store, "p", target_raters=2)
+    stored = []
+    for rater, view in views.items():  # their pages still hold the old project (target 3)
+        try:
+            stored.append(assignment.submit(store, project, rater, view.item_id, 0.5, token=view.token))
+        except Exception as exc:  # noqa: BLE001 - the refusal is the point
+            assert "has its 2 raters already" in str(exc)
+    assert len(stored) == 2
+    with store.read() as conn:
+        assert conn.execute(select(func.count()).select_from(ratings)).scalar() == 2
+    assert integrity_problems(store) == []
