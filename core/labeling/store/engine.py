@@ -32,6 +32,7 @@ from sqlalchemy.exc import DBAPIError
 from core.errors import WorkbenchError
 from core.labeling.store.tables import (
     SCHEMA_VERSION,
+    items,
     metadata,
     projects,
     rater_retirements,
@@ -217,7 +218,9 @@ def _migration_3(conn: Connection) -> None:
                 conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {ddl}"))  # fixed names only
                 upgraded = True
     metadata.create_all(conn, checkfirst=True)
-    for index in ratings.indexes:  # create_all adds no index to a table that exists
+    if upgraded:  # the assignment index now carries extra_raters (index-only scans)
+        conn.execute(text("DROP INDEX IF EXISTS ix_items_assign"))
+    for index in [*ratings.indexes, *items.indexes]:  # create_all adds no index to a table that exists
         index.create(conn, checkfirst=True)
     if upgraded:
         for pid, fields in conn.execute(select(projects.c.project_id, projects.c.visible_fields)).all():

@@ -104,7 +104,9 @@ items = Table(
     # version 3: raters added beyond the project's target because the raters disagreed (item_routing says why)
     Column("extra_raters", Integer, nullable=False, default=0, server_default="0"),
     UniqueConstraint("dataset", "identifier", "run_id", name="uq_items_key"),
-    Index("ix_items_assign", "project_id", "n_raters", "created_at", "item_id"),
+    # extra_raters last: the assignment scan and the progress counts read the index only
+    Index("ix_items_assign", "project_id", "n_raters", "created_at", "item_id", "extra_raters"),
+    Index("ix_items_extra", "project_id", "extra_raters"),  # the few items with extra raters, found at once
 )
 
 ratings = Table(
