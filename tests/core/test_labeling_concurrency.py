@@ -109,7 +109,7 @@ def test_ten_rater_processes_with_kills_lose_nothing_and_never_overfill(store, s
 CLAIMER = """
 import sys, time
 from pathlib import Path
-from core.labeling import claims
+from core.labeling import claims, items
 from core.labeling.store import LabelStore
 url, worker, n, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
 store = LabelStore(url)
