@@ -136,3 +136,24 @@ def test_an_old_store_keeps_showing_titles_after_the_upgrade(tmp_path):
     assert view.prompt_title == "T"
     assignment.submit(s, project, "ana", view.item_id, 0.5, token=view.token)
     s.dispose()
+
+
+def test_the_export_keeps_the_history_and_an_import_takes_the_ratings_in_force(store, clock, tmp_path):
+    from core.labeling import export
+    from core.labeling.store import LabelStore
+
+    project = make_project(store, 1)
+    rid = assignment.submit(store, project, "ana", 1, -0.5)
+    clock.advance(1)
+    assignment.correct(store, project, "ana", rid, 0.5)
+    rows = export.review_rows(store, project)
+    assert [(r["score"], r.get("superseded")) for r in rows] == [(-0.5, True), (0.5, None)]
+    path = tmp_path / "p_reviews.jsonl"
+    path.write_text(export.to_jsonl(rows), encoding="utf-8")
+    other = LabelStore(f"sqlite:///{tmp_path / 'other.sqlite'}")
+    other.ensure_schema()
+    target = items.create_project(other, "p")
+    report = export.import_reviews(other, target, path, create_items=True)
+    assert (report.added, report.skipped) == (1, 1)
+    assert reports.ratings_frame(other, target)["score"].to_list() == [0.5]
+    other.dispose()
