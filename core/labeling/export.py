@@ -6,7 +6,9 @@ score, notes, review_created_at, review_updated_at, metadata}`` (``llm_response_
 store's item id; ratings are never updated, so both timestamps are the submission time). The same
 layout imports, and so does any projection of it that keeps dataset, identifier, run_id,
 reviewer_code, score and review_created_at (e.g. the AITA ``aita_reviews_slim.jsonl``).
-Importing is idempotent: a line whose (item, rater, created_at) exists already is skipped.
+Importing is idempotent: a line whose (item, rater, created_at) exists already is skipped. A
+rating a later correction replaced stays in the export, marked ``superseded: true`` (the
+history); an import skips such lines, so the ratings in force are what it adds.
 
 Consensus: ``{project}_consensus.jsonl``, one line per item with ≥ 2 ratings: the item's fields
 plus ``{consensus, consensus_source, n_ratings, scores, raters, note, adjudicator}``.
