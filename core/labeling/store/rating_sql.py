@@ -163,8 +163,8 @@ def rater_counts(store: LabelStore, project_id: int, rater: str) -> tuple[list[t
     in_project = items.c.project_id == project_id
     with store.read() as conn:
         # grouped by n_raters alone in index order (no temporary B-tree), the few routed items apart
-        per_level = dict(conn.execute(select(items.c.n_raters, func.count()).where(in_project)
-                                      .group_by(items.c.n_raters)).all())
+        per_level: dict[int, int] = {int(k): int(n) for k, n in conn.execute(
+            select(items.c.n_raters, func.count()).where(in_project).group_by(items.c.n_raters)).all()}
         routed = conn.execute(select(items.c.n_raters, items.c.extra_raters, func.count())
                               .where(in_project, items.c.extra_raters > 0)
                               .group_by(items.c.n_raters, items.c.extra_raters)).all()
