@@ -21,18 +21,15 @@ with warmup.page_run():  # not while the warm-up imports a module (core.ui.warmu
         hosting.sign_in_navigation([spec.url_path for spec in ui.PAGES]).run()
         st.stop()
 
-    sections: dict[str, list] = {}
-    for spec in ui.PAGES:
-        sections.setdefault(spec.section, []).append(
-            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default)
-        )
-    nav = st.navigation(sections, position="top")
+    rater_only = hosting.mode() == "team" and hosting.team_role(ws) == "rater"  # a personal link: Labeling only
+    reviewer = rater_only and auth.link_reviewer(ws.root)
+    nav = auth.navigation(ui.PAGES, rater_only=rater_only, reviewer=reviewer)
 
     with st.sidebar:
         st.markdown("### Scale Workbench")
         hosting.sidebar_account(ws)
     hosting.banner(ws)
-    if not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
+    if rater_only or not auth.workspace_controls_visible(nav.url_path):  # raters rate; they do not pick workspaces
         hosting.run_page(nav)
         warmup.start()
         st.stop()

@@ -9,7 +9,8 @@ from core import ui
 from core.labeling import agreement, identity, render
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store
-from core.ui import auth
+from core.ui import auth, hosting
+from core.ui import label_admin as admin
 from core.ui import label_review as page
 
 K_PROJECT, K_SECTION, K_MODELS = "label_review.project", "label_review.section", "label_review.include_models"
@@ -22,15 +23,19 @@ if not label_store.store_exists(ws.root):
 store = label_store.open_store(ws.root)
 
 resolved = auth.resolve()
+if resolved is None and auth.team_mode() and hosting.is_admin(ws):
+    admin.show_links_only(store)
+    st.stop()
 if resolved is None:
-    st.info("Enter your rater code on the Labeling page first (or open this page with `?rater=CODE`).")
+    st.info("Sign in on the Labeling page first" + ("." if auth.team_mode() else
+                                                   " (or open this page with `?rater=CODE`)."))
     st.page_link("app_pages/labeling.py", label="Go to Labeling", icon=":material/thumbs_up_down:")
     st.stop()
 code, source = resolved
 if code in identity.retired_codes(store):
     st.error(f"The rater code {render.escape_markdown(code)} was retired by an admin.")
     st.stop()
-if source != "login":
+if source not in ("login", "link"):
     st.session_state[auth.K_RATER] = code
     st.query_params[identity.QUERY_PARAM] = code
 role = auth.role_of(store, code, source)
@@ -58,7 +63,8 @@ c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")
 c1.selectbox("Project", names, key=K_PROJECT)
 c2.toggle("Include model raters", key=K_MODELS, help="Ratings imported from LLM raters (codes `llm:…`).")
 c3.caption(f"Signed in as **{render.escape_markdown(code)}** ({role})")
-section = st.segmented_control("Section", page.SECTIONS, key=K_SECTION, required=True, label_visibility="collapsed")
+section = st.segmented_control("Section", page.SECTIONS + admin.SECTIONS, key=K_SECTION, required=True,
+                               label_visibility="collapsed")
 context = page.Context(ws, store, labeling_items.get_project(store, st.session_state[K_PROJECT]), code, role,
                        bool(st.session_state[K_MODELS]))
-page.show(section, context)
+(admin.show if section in admin.SECTIONS else page.show)(section, context)

@@ -56,7 +56,7 @@ with top_mid:
     else:
         st.caption(f"Project: {render.escape_markdown(project.name)}")
 with top_right:
-    if source != "login":
+    if source not in ("login", "link"):
         st.button("Switch rater", on_click=_switch_rater, type="tertiary", key="labeling.switch")
 
 try:
@@ -64,9 +64,7 @@ try:
 except WorkbenchError as exc:
     st.error(str(exc))
     st.stop()
-flash = st.session_state.pop(page.K_FLASH, None)
-if flash:
-    st.toast(flash, icon=":material/check:")
+page.show_flash()
 
 prog = assignment.rater_progress(store, project, code)
 page.show_progress(prog)
@@ -76,9 +74,11 @@ with st.expander("Guidelines", expanded=prog.my_ratings == 0, icon=":material/me
     st.caption(f"−1 {render.escape_markdown(neg)} · 0 {render.escape_markdown(zero)} · "
                f"+1 {render.escape_markdown(pos)}")
 
+if page.show_change(store, project, code):
+    st.stop()
 if view is None:
     st.success("Nothing left for you in this project: every item has its ratings. Thank you!")
-    st.stop()
-
-page.show_item(view)
-page.rating_widgets(store, project, code, view)
+else:
+    page.show_item(view)
+    page.rating_widgets(store, project, code, view)
+page.show_recent(store, project, code)

@@ -4,7 +4,9 @@
 run.jsonl, or ``--from-dataset`` reviews), ``import-reviews`` adds ratings (SPEC §6.5 layout),
 ``export`` writes reviews and consensus, ``status`` shows coverage and raters' progress,
 ``agreement`` and ``consensus`` print the statistics (``--json`` for machine-readable output),
-``role`` gives a rater a role.
+``role`` gives a rater a role, ``project`` shows or changes a project's settings (the fields
+raters see, the title included; scale labels; guidelines; extra raters where they disagree),
+``link`` creates a rater's personal sign-in link for the team mode.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from core.labeling import items as labeling_items
 from core.labeling.export import _parse_review_lines as parse_review_lines
 from core.labeling.export import export_project, import_reviews
 from core.labeling.identity import set_role
+from core.labeling.links import create_link, revoke_links
 from core.labeling.reports import project_summary, ratings_frame
-from core.labeling.store import ROLES, LabelStore, open_store
+from core.labeling.store import ROLES, SPREAD_MEASURES, LabelStore, open_store
 from core.progress import cli_progress
 from core.workspace import check_name
 
@@ -43,10 +46,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--guidelines", metavar="FILE", help="markdown file with the rating guidelines")
     p.add_argument("--labels", nargs=3, metavar=("NEG", "ZERO", "POS"), help="what -1, 0 and +1 mean")
     p.add_argument("--target", type=int, help="raters per item (default 3)")
-    p.add_argument("--visible-fields", metavar="A,B", help="item/metadata fields raters may see")
+    p.add_argument("--visible-fields", metavar="A,B", help="exactly the fields raters see (default prompt_title; "
+                   "also item columns and metadata keys)")
     p.add_argument("--reservation-seconds", type=int, help="how long a handed-out item stays reserved (default 300)")
     p.add_argument("--admin", metavar="CODE", help="make this rater code an admin")
+    _settings_args(p)
     p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("project", help="show or change a project's settings: fields raters see (the title "
+                       "included), scale labels, guidelines, target raters, extra raters where they disagree")
+    p.add_argument("project")
+    p.add_argument("--guidelines", metavar="FILE", help="markdown file with the rating guidelines")
+    p.add_argument("--labels", nargs=3, metavar=("NEG", "ZERO", "POS"), help="what -1, 0 and +1 mean")
+    p.add_argument("--target", type=int, help="raters per item")
+    p.add_argument("--visible-fields", metavar="A,B", help="exactly these fields (prompt_title, item columns, "
+                   "metadata keys); '' shows none")
+    _settings_args(p)
+    json_flag(p)
+    p.set_defaults(func=cmd_project)
+
+    p = sub.add_parser("link", help="create a rater's personal sign-in link for the team mode (or --revoke them)")
+    p.add_argument("code")
+    p.add_argument("--revoke", action="store_true", help="revoke every link of the code instead")
+    p.add_argument("--by", default="cli", help="who creates it (recorded)")
+    p.set_defaults(func=cmd_link)
 
     p = sub.add_parser("import-items", help="add items from a file or a dataset's reviews")
     _project_arg(p)
@@ -95,6 +118,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_role)
 
 
+def _settings_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--show", metavar="A,B", help="also show these fields to raters (e.g. prompt_title)")
+    p.add_argument("--hide", metavar="A,B", help="hide these fields from raters (e.g. prompt_title)")
+    p.add_argument("--target-spread", metavar="X", help="route one more rater to an item whose raters disagree "
+                   "beyond X (0 < X ≤ 2); 'none' turns it off")
+    p.add_argument("--spread-measure", choices=SPREAD_MEASURES, help="range (max − min, default) or ci_width "
+                   "(width of the 95%% interval of the item's mean)")
+    p.add_argument("--max-raters", type=int, help="cap of raters per item with extra ones (default target + 2)")
+
+
+def _fields(text: str | None) -> list[str]:
+    return [f.strip() for f in (text or "").split(",") if f.strip()]
+
+
+def _settings(args: argparse.Namespace, current: tuple[str, ...]) -> dict[str, Any]:
+    """The project settings the arguments change (``current``: the visible fields now)."""
+    settings: dict[str, Any] = {}
+    if args.guidelines:
+        settings["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
+    if args.labels:
+        settings["scale_labels"] = tuple(args.labels)
+    if args.target is not None:
+        settings["target_raters"] = args.target
+    fields = list(current) if args.visible_fields is None else _fields(args.visible_fields)
+    fields = [f for f in [*fields, *_fields(args.show)] if f not in _fields(args.hide)]
+    if args.visible_fields is not None or args.show or args.hide:
+        settings["visible_fields"] = list(dict.fromkeys(fields))
+    if args.target_spread is not None:
+        settings["target_spread"] = None if args.target_spread.lower() == "none" else float(args.target_spread)
+    for name in ("spread_measure", "max_raters"):
+        if getattr(args, name) is not None:
+            settings[name] = getattr(args, name)
+    if getattr(args, "reservation_seconds", None) is not None:
+        settings["reservation_seconds"] = args.reservation_seconds
+    return settings
+
+
+def _project_payload(project: labeling_items.Project) -> dict[str, Any]:
+    return {"project": project.name, "target_raters": project.target_raters,
+            "scale_labels": list(project.scale_labels), "visible_fields": list(project.visible_fields),
+            "title_shown": "prompt_title" in project.visible_fields, "guidelines": project.guidelines,
+            "target_spread": project.target_spread, "spread_measure": project.spread_measure,
+            "max_raters": project.raters_cap, "reservation_seconds": project.reservation_seconds}
+
+
 def _store(args: argparse.Namespace, *, create: bool = False) -> LabelStore:
     """The workspace's label store; only commands that write (``create``) create the workspace."""
     if create:
@@ -116,27 +184,49 @@ def _project(store: LabelStore, name: str | None) -> labeling_items.Project:
 
 def cmd_init(args: argparse.Namespace) -> int:
     store = _store(args, create=True)
-    settings: dict[str, Any] = {}
-    if args.guidelines:
-        settings["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
-    if args.labels:
-        settings["scale_labels"] = tuple(args.labels)
-    if args.target is not None:
-        settings["target_raters"] = args.target
-    if args.visible_fields is not None:
-        settings["visible_fields"] = [f for f in args.visible_fields.split(",") if f.strip()]
-    if args.reservation_seconds is not None:
-        settings["reservation_seconds"] = args.reservation_seconds
-    existed = args.project in {p.name for p in labeling_items.list_projects(store)}
+    existing = {p.name: p for p in labeling_items.list_projects(store)}
+    current = existing[args.project].visible_fields if args.project in existing else \
+        labeling_items.DEFAULT_VISIBLE_FIELDS
+    settings = _settings(args, current)
+    existed = args.project in existing
     project = labeling_items.create_project(store, args.project, exist_ok=True, **({} if existed else settings))
     if existed and settings:
         project = labeling_items.update_project(store, args.project, **settings)
     if args.admin:
         set_role(store, args.admin, "admin")
-    payload = {"project": project.name, "created": not existed, "target_raters": project.target_raters,
-               "scale_labels": list(project.scale_labels), "visible_fields": list(project.visible_fields),
-               "store": repr(store)}
+    payload = {**_project_payload(project), "created": not existed, "store": repr(store)}
     emit(args, payload, f"{'updated' if existed else 'created'} project {project.name} in {store!r}")
+    return 0
+
+
+def cmd_project(args: argparse.Namespace) -> int:
+    store = _store(args)
+    project = labeling_items.get_project(store, args.project)
+    settings = _settings(args, project.visible_fields)
+    if settings:
+        project = labeling_items.update_project(store, project.name, **settings)
+    p = _project_payload(project)
+    routing = (f"an extra rater when the {p['spread_measure']} exceeds {p['target_spread']}, up to {p['max_raters']}"
+               if p["target_spread"] is not None else "no extra raters")
+    text = (f"{project.name}: {p['target_raters']} raters per item ({routing})\n"
+            f"  raters see: {', '.join(p['visible_fields']) or 'the prompt and the response only'}"
+            f"{'' if p['title_shown'] else ' (title hidden)'}\n"
+            f"  scale: -1 {p['scale_labels'][0]} · 0 {p['scale_labels'][1]} · +1 {p['scale_labels'][2]}\n"
+            f"  guidelines: {len(p['guidelines']):,} characters")
+    emit(args, p, ("updated " if settings else "") + text)
+    return 0
+
+
+def cmd_link(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.revoke:
+        n = revoke_links(store, args.code)
+        emit(args, {"code": args.code, "revoked": n}, f"revoked {n} link(s) of {args.code}")
+        return 0
+    token = create_link(store, args.code, by=args.by)
+    path = f"/labeling?key={token}"
+    emit(args, {"code": args.code, "path": path},
+         f"{args.code}'s sign-in link (shown once; send it to them only): <app URL>{path}")
     return 0
 
 
@@ -223,11 +313,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     for s in payload:
         cov = "  ".join(f"{k} raters: {v:,}" for k, v in s["coverage"].items())
         lines.append(f"{s['project']}: {s['items']:,} items, {s['complete_items']:,} complete "
-                     f"(target {s['target_raters']}), {s['ratings']:,} ratings by {s['raters']} raters\n  {cov}")
+                     f"(target {s['target_raters']}), {s['ratings']:,} ratings by {s['raters']} raters"
+                     f"{_routed(s['extra_raters_routed'])}\n  {cov}")
         lines += [f"  {r['rater']:<28} {r['role']:<12}{r['n_ratings']:>7,} ratings {r['n_items']:>7,} items "
                   f"{r['n_repeats']:>5,} repeats" for r in s["rater_progress"]]
     emit(args, payload, "\n".join(lines) or "no labeling projects yet")
     return 0
+
+
+def _routed(n: int) -> str:
+    return f"; {n:,} extra rater{'' if n == 1 else 's'} routed to items whose raters disagree" if n else ""
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:

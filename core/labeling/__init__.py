@@ -1,10 +1,15 @@
 """Human labeling (SPEC §6): a label store, projects and items, assignment with reservations,
-consensus, agreement statistics, exports, rater identity and the demo project.
+corrections, extra raters where raters disagree, consensus, adjudication claims, agreement
+statistics and per-rater scales, exports, rater identity and personal links, and the demo project.
 
-Modules: :mod:`~core.labeling.store` (tables, engine, transactions and every SQL statement, behind
-named functions the other modules call), :mod:`~core.labeling.items`
-(projects, item import), :mod:`~core.labeling.sources` (file parsers),
-:mod:`~core.labeling.assignment`, :mod:`~core.labeling.consensus`,
-:mod:`~core.labeling.agreement`, :mod:`~core.labeling.export`, :mod:`~core.labeling.identity`,
-:mod:`~core.labeling.reports`, :mod:`~core.labeling.charts`, :mod:`~core.labeling.demo`.
+Modules: :mod:`~core.labeling.store` (a package: tables, engine, transactions and every SQL
+statement, behind named functions the other modules call), :mod:`~core.labeling.items`
+(projects and their settings, item import), :mod:`~core.labeling.sources` (file parsers),
+:mod:`~core.labeling.assignment` (next item, submissions, corrections),
+:mod:`~core.labeling.routing` (extra raters), :mod:`~core.labeling.consensus`,
+:mod:`~core.labeling.claims` (the adjudication queue), :mod:`~core.labeling.agreement`,
+:mod:`~core.labeling.rater_stats` (leniency, range use), :mod:`~core.labeling.export`,
+:mod:`~core.labeling.identity`, :mod:`~core.labeling.links` (team-mode sign-in links),
+:mod:`~core.labeling.reports`, :mod:`~core.labeling.charts`, :mod:`~core.labeling.render`,
+:mod:`~core.labeling.demo`.
 """

@@ -310,7 +310,8 @@ def agreement_report(all_ratings: pl.DataFrame, *, threshold: float = DEFAULT_BI
     rating of each item (test–retest on the repeats)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 1 <= n_boot <= MAX_N_BOOT:
         raise ValueError(f"bootstrap resamples must be an integer from 1 to {MAX_N_BOOT:,}, got {n_boot!r}")
-    first = all_ratings.sort("created_at").unique(["item_id", "rater"], keep="first", maintain_order=True)
+    order = ["is_repeat", "created_at"] if "is_repeat" in all_ratings.columns else ["created_at"]
+    first = all_ratings.sort(order).unique(["item_id", "rater"], keep="first", maintain_order=True)
     alpha = krippendorff_alpha_interval(first)
     alpha_lo, alpha_hi = alpha_bootstrap_ci(first, n_boot=n_boot, seed=seed)
     icc = icc_oneway(first)

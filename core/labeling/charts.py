@@ -12,19 +12,26 @@ AnyChart = alt.Chart | alt.LayerChart | alt.FacetChart
 
 
 def coverage_chart(coverage: pl.DataFrame, *, target: int) -> alt.Chart:
-    """Items by number of raters (``n_raters, n_items``); bars at or above the target are marked."""
-    data = coverage.with_columns(
-        pl.when(pl.col("n_raters") >= target).then(pl.lit("complete")).otherwise(pl.lit("needs raters"))
-        .alias("status"))
+    """Items by number of raters (``n_raters, n_items`` and optionally ``n_complete``): complete
+    items (all the raters they need) and items that still need raters, stacked."""
+    if "n_complete" not in coverage.columns:
+        coverage = coverage.with_columns(
+            pl.when(pl.col("n_raters") >= target).then(pl.col("n_items")).otherwise(0).alias("n_complete"))
+    data = pl.concat([
+        coverage.select("n_raters", pl.col("n_complete").alias("n"), pl.lit("complete").alias("status")),
+        coverage.select("n_raters", (pl.col("n_items") - pl.col("n_complete")).alias("n"),
+                        pl.lit("needs raters").alias("status")),
+    ]).filter(pl.col("n") > 0)
     return (
         alt.Chart(data)
         .mark_bar()
         .encode(
-            x=alt.X("n_raters:O", title="raters per item"),
-            y=alt.Y("n_items:Q", title="items"),
+            x=alt.X("n_raters:O", title="raters per item", scale=alt.Scale(domain=coverage["n_raters"].to_list())),
+            y=alt.Y("n:Q", title="items", stack=True),
             color=alt.Color("status:N", scale=alt.Scale(domain=["needs raters", "complete"],
                                                         range=["#adb5bd", "#3b5bdb"]), title=None),
-            tooltip=[alt.Tooltip("n_raters:O", title="raters"), alt.Tooltip("n_items:Q", title="items")],
+            tooltip=[alt.Tooltip("n_raters:O", title="raters"), alt.Tooltip("status:N"),
+                     alt.Tooltip("n:Q", title="items")],
         )
         .properties(height=220)
     )
@@ -79,3 +86,21 @@ def rater_bias_chart(bias: pl.DataFrame) -> AnyChart:
         tooltip=[alt.Tooltip("rater:N"), alt.Tooltip("n:Q"), alt.Tooltip("mean_signed_deviation:Q", format="+.3f"),
                  alt.Tooltip("ci_lo:Q", format="+.3f"), alt.Tooltip("ci_hi:Q", format="+.3f")])
     return alt.layer(zero, bars, dots, height=40 * max(1, len(data)) + 70)
+
+
+def interval_dots_chart(frame: pl.DataFrame, *, value: str, lo: str, hi: str, title: str,
+                        centre: float | None = 0.0) -> AnyChart:
+    """One row per rater: ``value`` as a dot with its interval [``lo``, ``hi``] as a line, and a
+    reference rule at ``centre`` (0 for leniency; None for none)."""
+    data = frame.fill_nan(None)
+    y = alt.Y("rater:N", title=None, sort=None, scale=alt.Scale(paddingOuter=0.4), axis=alt.Axis(labelLimit=240))
+    layers: list[alt.Chart] = []
+    if centre is not None:
+        layers.append(alt.Chart(pl.DataFrame({"x": [centre]})).mark_rule(color="#adb5bd").encode(x="x:Q"))
+    layers.append(alt.Chart(data).mark_rule(strokeWidth=2, color="#3b5bdb").encode(
+        y=y, x=alt.X(f"{lo}:Q", title=title), x2=alt.X2(f"{hi}:Q")))
+    layers.append(alt.Chart(data).mark_circle(size=90, color="#3b5bdb").encode(
+        y=y, x=alt.X(f"{value}:Q"),
+        tooltip=[alt.Tooltip("rater:N"), alt.Tooltip("n:Q"), alt.Tooltip(f"{value}:Q", format="+.3f"),
+                 alt.Tooltip(f"{lo}:Q", format="+.3f"), alt.Tooltip(f"{hi}:Q", format="+.3f")]))
+    return alt.layer(*layers, height=40 * max(1, len(data)) + 70)

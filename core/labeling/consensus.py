@@ -19,12 +19,12 @@ from typing import Any
 import polars as pl
 
 from core.errors import WorkbenchError
-from core.labeling import store as sql
 from core.labeling.assignment import check_score
 from core.labeling.identity import REVIEW_ROLES, get_role
 from core.labeling.items import Project
 from core.labeling.reports import latest_ratings, ratings_frame
 from core.labeling.store import LabelStore
+from core.labeling.store import review_sql as sql
 
 NEEDS_DISCUSSION = "needs_discussion"
 CONSENSUS_SCHEMA: dict[str, Any] = {

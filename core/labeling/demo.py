@@ -117,7 +117,7 @@ def seed_demo_labels(ws: Workspace, *, seed: int = 0, progress: Progress | None 
         if PROJECT in {p.name for p in items.list_projects(store)}:
             return {"project": PROJECT, "created": False}
         project = items.create_project(store, PROJECT, guidelines=GUIDELINES, scale_labels=SCALE_LABELS,
-                                       visible_fields=["cuisine", "allergen"])
+                                       visible_fields=["prompt_title", "cuisine", "allergen"])
         records = demo_items(seed)
         items.add_items(store, project, records)
         for code, role in RATERS.items():

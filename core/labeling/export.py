@@ -6,7 +6,9 @@ score, notes, review_created_at, review_updated_at, metadata}`` (``llm_response_
 store's item id; ratings are never updated, so both timestamps are the submission time). The same
 layout imports, and so does any projection of it that keeps dataset, identifier, run_id,
 reviewer_code, score and review_created_at (e.g. the AITA ``aita_reviews_slim.jsonl``).
-Importing is idempotent: a line whose (item, rater, created_at) exists already is skipped.
+Importing is idempotent: a line whose (item, rater, created_at) exists already is skipped. A
+rating a later correction replaced stays in the export, marked ``superseded: true`` (the
+history); an import skips such lines, so the ratings in force are what it adds.
 
 Consensus: ``{project}_consensus.jsonl``, one line per item with ≥ 2 ratings: the item's fields
 plus ``{consensus, consensus_source, n_ratings, scores, raters, note, adjudicator}``.
@@ -23,13 +25,12 @@ from typing import Any
 from core.errors import DataError
 from core.files import jsonl_objects, write_jsonl_atomic
 from core.labeling import consensus as cons
-from core.labeling import store as sql
 from core.labeling.assignment import check_score
 from core.labeling.identity import check_stored_code, ensure_rater, retired_codes
 from core.labeling.items import ImportReport, Project
 from core.labeling.reports import items_frame, ratings_frame
 from core.labeling.sources import dataset_name, parse_timestamp
-from core.labeling.store import LabelStore
+from core.labeling.store import LabelStore, catalog, rating_sql
 from core.progress import Progress
 from core.settings import require_writable
 from core.workspace import check_name
@@ -45,7 +46,7 @@ def format_timestamp(value: datetime | None) -> str | None:
 def review_rows(store: LabelStore, project: Project) -> list[dict[str, Any]]:
     """Every rating of ``project`` (model raters included) in the export layout, oldest first; the
     rating of a code an admin retired (a mistyped one) stays, marked ``reviewer_retired: true``."""
-    rates = ratings_frame(store, project, include_models=True)
+    rates = ratings_frame(store, project, include_models=True, include_superseded=True)
     retired = retired_codes(store)
     its = {r["item_id"]: r for r in items_frame(store, project).iter_rows(named=True)}
     rows = []
@@ -60,6 +61,7 @@ def review_rows(store: LabelStore, project: Project) -> list[dict[str, Any]]:
             "notes": r["notes"], "review_created_at": stamp, "review_updated_at": stamp,
             "metadata": json.loads(item["metadata"] or "{}"),
             **({"reviewer_retired": True} if r["rater"] in retired else {}),
+            **({} if r["in_force"] else {"superseded": True}),  # replaced by a later correction
         })
     return rows
 
@@ -143,7 +145,7 @@ def _parse_review_lines(path: Path, default_dataset: str) -> Iterator[dict[str, 
 def _create_item(conn: Any, store: LabelStore, project: Project, line: dict[str, Any]) -> int:
     raw = line["raw"]
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-    return sql.insert_item(conn, {
+    return catalog.insert_item(conn, {
         "project_id": project.project_id, "dataset": line["dataset"], "identifier": line["identifier"],
         "run_id": line["run_id"], "prompt_title": str(raw.get("prompt_title") or ""),
         "prompt_body": str(raw.get("prompt_body") or ""), "response_text": str(raw.get("model_response_text") or ""),
@@ -171,7 +173,7 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
     report = ImportReport(details={"items_created": 0, "raters": sorted({x["rater"] for x in lines})})
     with store.write() as conn:
         store.lock_project(conn, project.project_id)
-        ids = sql.item_ids_by_key(conn, {(x["dataset"], x["identifier"], x["run_id"]) for x in lines})
+        ids = catalog.item_ids_by_key(conn, {(x["dataset"], x["identifier"], x["run_id"]) for x in lines})
         for x in lines:
             key = (x["dataset"], x["identifier"], x["run_id"])
             if key not in ids:
@@ -183,14 +185,15 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
             if ids[key][1] != project.project_id:
                 raise DataError(f"item {key} belongs to another project", path=path, line=x["line"], field="identifier")
         touched = sorted({ids[(x["dataset"], x["identifier"], x["run_id"])][0] for x in lines})
-        existing: set[tuple[int, str, datetime]] = sql.rating_keys(conn, touched)
+        existing: set[tuple[int, str, datetime]] = rating_sql.rating_keys(conn, touched)
         seen_pairs = {(i, r) for i, r, _ in existing}
         for code in report.details["raters"]:
             ensure_rater(conn, store, code)
         new_rows = []
         for x in lines:
             item_id = ids[(x["dataset"], x["identifier"], x["run_id"])][0]
-            if (item_id, x["rater"], x["created_at"]) in existing:
+            if (item_id, x["rater"], x["created_at"]) in existing or x["raw"].get("superseded") is True:
+                # a rating a correction replaced (an export's history line) is not a rating in force
                 report.skipped += 1
                 continue
             existing.add((item_id, x["rater"], x["created_at"]))
@@ -199,9 +202,9 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
                              "is_repeat": (item_id, x["rater"]) in seen_pairs, "client_key": None})
             seen_pairs.add((item_id, x["rater"]))
         for start in range(0, len(new_rows), 1000):
-            sql.insert_ratings(conn, new_rows[start:start + 1000])
+            rating_sql.insert_ratings(conn, new_rows[start:start + 1000])
             if progress:
                 progress(min(start + 1000, len(new_rows)), len(new_rows), "reviews")
-        sql.recount_items(conn, touched)
+        catalog.recount_items(conn, touched)
         report.added = len(new_rows)
     return report

@@ -147,10 +147,10 @@ def ensure_rater(conn, store: LabelStore, code: str, *, role: str | None = None,
     if code in store.known_raters:
         return
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when ensure_rater() runs
-    from core.labeling.store import RATER_KINDS
+    from core.labeling.store.tables import RATER_KINDS
 
     check_stored_code(code)
     if sql.rater_exists(conn, code):
@@ -167,12 +167,15 @@ def register_rater(store: LabelStore, code: str, *, source: str = "session") -> 
     """Make sure a person's code exists (role ``rater`` unless already set) and return it.
 
     Codes typed by a person are validated with :func:`check_code`; a signed-in user's e-mail
-    (``source="login"``) only has to be non-blank and at most 200 characters.
+    (``source="login"``) only has to be non-blank and at most 200 characters; the code of a
+    personal link (``source="link"``) is any stored code.
     """
     if source == "login":
         code = (code or "").strip().lower()
         if not code or len(code) > 200:
             raise ValueError("the signed-in user has no usable e-mail address")
+    elif source == "link":  # a code an admin made a personal link for (checked when it was stored)
+        code = check_stored_code(code)
     else:
         code = check_code(code)
     if code in retired_codes(store):
@@ -192,7 +195,7 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
     if code == by:
         raise ValueError("you cannot retire your own code")
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     if not sql.retire_code(store, code, by=by, reason=reason.strip()):
         raise ValueError(f"no rater {code!r}")
@@ -201,7 +204,7 @@ def retire_rater(store: LabelStore, code: str, *, by: str, reason: str = "") -> 
 def retired_codes(store: LabelStore) -> set[str]:
     """Codes an admin retired."""
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     return sql.retired_rater_codes(store)
 
@@ -211,7 +214,7 @@ def get_role(store: LabelStore, code: str) -> str:
     if code in admin_codes():
         return "admin"
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     return sql.rater_role(store, code) or "rater"
 
@@ -224,10 +227,10 @@ def set_role(store: LabelStore, code: str, role: str) -> None:
     """
     require_writable("change a rater's role")
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     # deferred: core.labeling.store pulls in sqlalchemy (~350 ms), only needed when set_role() runs
-    from core.labeling.store import ROLES
+    from core.labeling.store.tables import ROLES
 
     if role not in ROLES:
         raise ValueError(f"invalid role {role!r}; valid: {', '.join(ROLES)}")
@@ -242,7 +245,7 @@ def list_raters(store: LabelStore) -> pl.DataFrame:
     import polars as pl  # noqa: F811 - imported here: the assignment path does not need polars
 
     # deferred: heavy optional import (sqlalchemy, ~150 ms), only needed when the label store is used
-    from core.labeling import store as sql
+    from core.labeling.store import catalog as sql
 
     rows = sql.rater_rows(store)
     schema = {"code": pl.String, "role": pl.String, "kind": pl.String, "created_at": pl.Datetime, "n_ratings": pl.Int64,

@@ -1,8 +1,10 @@
 """Labeling projects and their items (SPEC §6.1).
 
 A project holds its guidelines (markdown), the scale labels of -1, 0 and +1, the target number
-of raters per item (default 3), which item fields raters may see, the reservation time and
-whether repeat audits are on. Items are unique on (dataset, identifier, run_id) across the store;
+of raters per item (default 3), which item fields raters may see (the title ``prompt_title``
+included: a title that carries a reference answer is hidden by leaving it out), the reservation
+time, whether repeat audits are on, and the routing of extra raters: a ``target_spread`` beyond
+which an item's raters disagree enough to get one more rater, up to ``max_raters``. Items are unique on (dataset, identifier, run_id) across the store;
 importing an item that exists already skips it (imports are idempotent).
 """
 
@@ -16,15 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import UnknownNameError
-from core.labeling import sources
-from core.labeling import store as sql
+from core.labeling import routing, sources
 from core.labeling.store import LabelStore
+from core.labeling.store import catalog as sql
 from core.progress import Progress
 from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 DEFAULT_SCALE_LABELS = ("Strongly negative", "Neutral", "Strongly positive")
-ITEM_FIELDS = ("dataset", "identifier", "run_id", "model_id")  # item columns a project may show
+ITEM_FIELDS = ("prompt_title", "dataset", "identifier", "run_id", "model_id")  # item columns a project may show
+DEFAULT_VISIBLE_FIELDS = ("prompt_title",)
+SETTINGS = ("guidelines", "scale_labels", "target_raters", "visible_fields", "reservation_seconds", "repeat_audits",
+            "target_spread", "spread_measure", "max_raters")
 # Never shown to raters, whatever the project says (SPEC §6.2 blinding: no model score).
 BLINDED_FIELDS = frozenset(
     {"score", "scorer_model", "model_score", "risk_score", "verdict", "gt_verdict", "correct", "consensus"}
@@ -45,6 +50,14 @@ class Project:
     reservation_seconds: int
     repeat_audits: bool
     created_at: datetime
+    target_spread: float | None = None  # None: no extra raters
+    spread_measure: str = "range"
+    max_raters: int | None = None
+
+    @property
+    def raters_cap(self) -> int:
+        """The most raters an item may get: the target, or with routing on the cap (default target + 2)."""
+        return routing.raters_cap(self.target_raters, self.target_spread, self.max_raters)
 
 
 @dataclass
@@ -59,30 +72,54 @@ class ImportReport:
         return {"added": self.added, "skipped": self.skipped, **self.details}
 
 
-def _project_from_row(row: Any) -> Project:
+def project_from_row(row: Any) -> Project:
+    """A :class:`Project` from its ``projects`` row."""
     return Project(
         project_id=row.project_id, name=row.name, guidelines=row.guidelines,
         scale_labels=(row.label_neg, row.label_zero, row.label_pos), target_raters=row.target_raters,
         visible_fields=tuple(json.loads(row.visible_fields or "[]")),
         reservation_seconds=row.reservation_seconds, repeat_audits=bool(row.repeat_audits),
-        created_at=row.created_at,
+        created_at=row.created_at, target_spread=row.target_spread, spread_measure=row.spread_measure or "range",
+        max_raters=row.max_raters,
     )
 
 
-def _check_settings(scale_labels: Iterable[str], target_raters: int, visible_fields: Iterable[str],
-                    reservation_seconds: int) -> tuple[tuple[str, str, str], list[str]]:
-    labels = tuple(str(x).strip() for x in scale_labels)
+def _check_routing(target_raters: int, target_spread: Any, spread_measure: Any, max_raters: Any) -> None:
+    # deferred: the store's tables (SQLAlchemy) only when settings are checked
+    from core.labeling.store.tables import SPREAD_MEASURES
+
+    if target_spread is not None and (isinstance(target_spread, bool) or not isinstance(target_spread, int | float)
+                                      or not 0 < target_spread <= 2):
+        raise ValueError(f"target_spread must be a number in (0, 2] (or None), got {target_spread!r}")
+    if spread_measure not in SPREAD_MEASURES:
+        raise ValueError(f"invalid spread_measure {spread_measure!r}; valid: {', '.join(SPREAD_MEASURES)}")
+    if max_raters is not None and (not isinstance(max_raters, int) or isinstance(max_raters, bool)
+                                   or max_raters < target_raters):
+        raise ValueError(f"max_raters must be an integer ≥ target_raters ({target_raters}), got {max_raters!r}")
+
+
+def _check_settings(values: dict[str, Any]) -> dict[str, Any]:
+    """Validated column values of a project's settings (``values`` holds every one of SETTINGS)."""
+    labels = tuple(str(x).strip() for x in values["scale_labels"])
     if len(labels) != 3 or not all(labels):
         raise ValueError(f"scale_labels needs three non-blank labels (for -1, 0, +1), got {labels!r}")
+    target_raters, reservation_seconds = values["target_raters"], values["reservation_seconds"]
     if not isinstance(target_raters, int) or target_raters < 1:
         raise ValueError(f"target_raters must be a positive integer, got {target_raters!r}")
     if not isinstance(reservation_seconds, int) or reservation_seconds < 1:
         raise ValueError(f"reservation_seconds must be a positive integer, got {reservation_seconds!r}")
-    fields = [str(f).strip() for f in visible_fields if str(f).strip()]
+    fields = list(dict.fromkeys(str(f).strip() for f in values["visible_fields"] if str(f).strip()))
     blinded = sorted(set(fields) & BLINDED_FIELDS)
     if blinded:
         raise ValueError(f"fields {blinded} carry model scores or verdicts and are never shown to raters")
-    return labels, fields  # type: ignore[return-value]
+    _check_routing(target_raters, values["target_spread"], values["spread_measure"], values["max_raters"])
+    return {
+        "guidelines": str(values["guidelines"] or ""), "label_neg": labels[0], "label_zero": labels[1],
+        "label_pos": labels[2], "target_raters": target_raters, "visible_fields": json.dumps(fields),
+        "reservation_seconds": reservation_seconds, "repeat_audits": bool(values["repeat_audits"]),
+        "target_spread": None if values["target_spread"] is None else float(values["target_spread"]),
+        "spread_measure": values["spread_measure"], "max_raters": values["max_raters"],
+    }
 
 
 def create_project(
@@ -92,61 +129,56 @@ def create_project(
     guidelines: str = "",
     scale_labels: Iterable[str] = DEFAULT_SCALE_LABELS,
     target_raters: int = 3,
-    visible_fields: Iterable[str] = (),
+    visible_fields: Iterable[str] = DEFAULT_VISIBLE_FIELDS,
     reservation_seconds: int = 300,
     repeat_audits: bool = True,
+    target_spread: float | None = None,
+    spread_measure: str = "range",
+    max_raters: int | None = None,
     exist_ok: bool = False,
 ) -> Project:
     """Create a project (or, with ``exist_ok``, return the existing one unchanged).
+
+    ``visible_fields`` lists what raters see besides the prompt body and the response: item
+    columns (:data:`ITEM_FIELDS`, the title ``prompt_title`` among them) and metadata keys.
 
     Raises:
         ValueError: a bad setting, or the project exists and ``exist_ok`` is False.
     """
     require_writable("create a labeling project")
     check_name("project", name)
-    labels, fields = _check_settings(scale_labels, target_raters, visible_fields, reservation_seconds)
+    values = _check_settings({
+        "guidelines": guidelines, "scale_labels": scale_labels, "target_raters": target_raters,
+        "visible_fields": visible_fields, "reservation_seconds": reservation_seconds, "repeat_audits": repeat_audits,
+        "target_spread": target_spread, "spread_measure": spread_measure, "max_raters": max_raters})
     with store.write() as conn:
         row = sql.project_row(conn, name)
         if row is not None:
             if exist_ok:
-                return _project_from_row(row)
+                return project_from_row(row)
             raise ValueError(f"project {name!r} exists already")
-        sql.insert_project(conn, {
-            "name": name, "guidelines": guidelines, "label_neg": labels[0], "label_zero": labels[1],
-            "label_pos": labels[2], "target_raters": target_raters, "visible_fields": json.dumps(fields),
-            "reservation_seconds": reservation_seconds, "repeat_audits": repeat_audits, "created_at": store.clock(),
-        })
+        sql.insert_project(conn, {"name": name, "created_at": store.clock(), **values})
     return get_project(store, name)
 
 
 def update_project(store: LabelStore, name: str, **changes: Any) -> Project:
-    """Change settings of a project: ``guidelines``, ``scale_labels``, ``target_raters``,
-    ``visible_fields``, ``reservation_seconds``, ``repeat_audits``."""
+    """Change settings of a project (any of :data:`SETTINGS`); the new ones apply from the next
+    assignment or submission on, in every process (they are read under the project lock)."""
+    require_writable("change a labeling project")
     current = get_project(store, name)
-    allowed = {"guidelines", "scale_labels", "target_raters", "visible_fields", "reservation_seconds", "repeat_audits"}
-    unknown = set(changes) - allowed
+    unknown = set(changes) - set(SETTINGS)
     if unknown:
-        raise ValueError(f"unknown project settings {sorted(unknown)}; valid: {', '.join(sorted(allowed))}")
-    labels, fields = _check_settings(
-        changes.get("scale_labels", current.scale_labels), changes.get("target_raters", current.target_raters),
-        changes.get("visible_fields", current.visible_fields),
-        changes.get("reservation_seconds", current.reservation_seconds),
-    )
-    values = {
-        "guidelines": changes.get("guidelines", current.guidelines), "label_neg": labels[0],
-        "label_zero": labels[1], "label_pos": labels[2],
-        "target_raters": changes.get("target_raters", current.target_raters),
-        "visible_fields": json.dumps(fields),
-        "reservation_seconds": changes.get("reservation_seconds", current.reservation_seconds),
-        "repeat_audits": bool(changes.get("repeat_audits", current.repeat_audits)),
-    }
+        raise ValueError(f"unknown project settings {sorted(unknown)}; valid: {', '.join(SETTINGS)}")
+    values = _check_settings({name: changes.get(name, getattr(current, name)) for name in SETTINGS})
     sql.update_project_row(store, current.project_id, values)
+    if {"target_spread", "spread_measure", "max_raters", "target_raters"} & set(changes):
+        routing.reevaluate(store, current.project_id)  # items already full may need a rater now
     return get_project(store, name)
 
 
 def list_projects(store: LabelStore) -> list[Project]:
     """Every project, oldest first."""
-    return [_project_from_row(r) for r in sql.project_rows(store)]
+    return [project_from_row(r) for r in sql.project_rows(store)]
 
 
 def get_project(store: LabelStore, name: str) -> Project:
@@ -159,7 +191,7 @@ def get_project(store: LabelStore, name: str) -> Project:
         row = sql.project_row(conn, name)
         if row is None:
             raise UnknownNameError("labeling project", name, sql.project_names(conn))
-    return _project_from_row(row)
+    return project_from_row(row)
 
 
 def add_items(

@@ -1,17 +1,28 @@
 """Sign-in for the Labeling and Label review pages: who is rating, and what they may see.
 
-Identity rules live in :mod:`core.labeling.identity`; this module is their Streamlit glue (session
-keys, the sign-in form, the cookie script, the query parameter) shared by both pages.
+Identity rules live in :mod:`core.labeling.identity` and :mod:`core.labeling.links`; this module
+is their Streamlit glue (session keys, the sign-in form, the cookie scripts, the query parameters)
+shared by both pages and the frame.
+
+Raters are who they say they are. Locally and in the demo a rater code is typed (an identity,
+not a secret). In the team mode a typed code (``?rater=``, the form, the cookie) is never an
+identity: a rater is their ``st.login`` e-mail or the code of their personal link
+(``/labeling?key=TOKEN``, :mod:`core.labeling.links`). A link signs the browser in for Labeling
+only (and Label review when its rater is an adjudicator or admin): :func:`navigation` gives such
+a session those pages and nothing else. The token moves from the URL into a cookie at once, so it
+does not stay in the address bar or the history; the session keeps the verified code, so revoking
+a link ends it at the next session.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from core.labeling import identity
-from core.settings import env
+from core.labeling import identity, links
+from core.settings import deployment_mode, env
 
 if TYPE_CHECKING:
     from core.labeling.store import LabelStore
@@ -20,6 +31,80 @@ if TYPE_CHECKING:
 K_RATER, K_ROLE, K_SIGNED_OUT = "labeling.rater", "labeling.role", "labeling.signed_out"
 K_COOKIE_SET, K_CODE_INPUT = "labeling.cookie_set", "labeling.code_input"
 LABELING_URL_PATHS = ("labeling", "label-review")
+# The verified code of this session's personal link (set only by link_code, after the store said so).
+K_LINK_CODE, K_LINK_COOKIE, K_LINK_ERROR = "rater_link.code", "rater_link.set_cookie", "rater_link.error"
+K_LINK_SIGNED_OUT = "rater_link.signed_out"
+LINK_COOKIE, LINK_COOKIE_DAYS = "workbench_rater_key", 30
+
+
+def team_mode() -> bool:
+    """True in the team deployment, where only a login or a personal link identifies a rater."""
+    return deployment_mode() == "team"
+
+
+def link_code(workspace_root: Path) -> str | None:
+    """The rater code of this session's personal link (team mode only), verified once per session.
+
+    The token comes from ``?key=`` (then it moves into a cookie and leaves the URL) or the cookie.
+    A token the store does not know (mistyped, revoked, its code retired) signs nobody in and
+    leaves a one-line reason for the sign-in screen.
+    """
+    if not team_mode() or st.session_state.get(K_LINK_SIGNED_OUT):
+        return None
+    code = st.session_state.get(K_LINK_CODE)
+    if code:
+        return code
+    from_url = st.query_params.get(links.QUERY_PARAM)
+    token = from_url or st.context.cookies.get(LINK_COOKIE)
+    if not isinstance(token, str) or not token:
+        return None
+    # deferred: heavy optional import (sqlalchemy), only when a link is checked
+    from core.labeling.store import open_store, store_exists
+
+    code = links.rater_for_token(open_store(workspace_root), token) if store_exists(workspace_root) else None
+    if from_url:
+        st.query_params.pop(links.QUERY_PARAM, None)  # not left in the address bar or the history
+    if code is None:
+        st.session_state[K_LINK_ERROR] = ("This rater link is not valid: it was revoked, its rater code retired, "
+                                          "or it is incomplete. Ask an admin for a new one.")
+        return None
+    st.session_state.update({K_LINK_CODE: code, K_LINK_ERROR: None})
+    if from_url:
+        st.session_state[K_LINK_COOKIE] = token
+    return code
+
+
+def link_reviewer(workspace_root: Path) -> bool:
+    """Whether this session's personal-link rater is an adjudicator or admin (opens Label review too)."""
+    code = st.session_state.get(K_LINK_CODE)
+    if not code:
+        return False
+    # deferred: heavy optional import (sqlalchemy), only when a link is checked
+    from core.labeling.store import open_store
+
+    return identity.get_role(open_store(workspace_root), code) in identity.REVIEW_ROLES
+
+
+def forget_link() -> None:
+    """Sign this session out of its personal link and clear the link cookie on the next run."""
+    st.session_state.pop(K_LINK_CODE, None)
+    st.session_state[K_LINK_SIGNED_OUT] = True
+    st.session_state[K_LINK_COOKIE] = ""
+
+
+def link_cookie_script() -> None:
+    """Write (or clear) the link cookie that :func:`link_code` or :func:`forget_link` asked for.
+
+    Written on every run of the session, not once: a run that :func:`st.rerun` cuts short (an
+    adjudicator's first run does) replaces its elements before the browser runs their scripts.
+    """
+    token = st.session_state.get(K_LINK_COOKIE)
+    if token is None:
+        return
+    age = LINK_COOKIE_DAYS * 86400 if token else 0
+    value = token if token and links.is_token(token) else ""  # URL-safe letters only: nothing else is written
+    st.html(f"<script>document.cookie = '{LINK_COOKIE}={value}; path=/; max-age={age}; SameSite=Strict';</script>",
+            unsafe_allow_javascript=True)
 
 
 def login_email() -> str | None:
@@ -78,7 +163,17 @@ def role_of(store: LabelStore, code: str, source: str) -> str:
 
 
 def resolve() -> tuple[str, str] | None:
-    """(code, source) of whoever is rating, or None (see :func:`identity.resolve_identity`)."""
+    """(code, source) of whoever is rating, or None (see :func:`identity.resolve_identity`).
+
+    In the team mode only a login (``login``) or the session's verified personal link (``link``)
+    counts: a ``?rater=`` code, a typed code or a rater cookie is ignored.
+    """
+    if team_mode():
+        email = login_email()
+        if email:
+            return email.strip().lower(), "login"
+        code = st.session_state.get(K_LINK_CODE)
+        return (code, "link") if code else None
     signed_out = st.session_state.get(K_SIGNED_OUT, False)
     return identity.resolve_identity(
         login_email=login_email(), query_code=st.query_params.get(identity.QUERY_PARAM),
@@ -89,7 +184,7 @@ def resolve() -> tuple[str, str] | None:
 
 def remember(code: str, source: str) -> None:
     """Keep a typed code in the link (bookmarkable) and, once per session, in a cookie."""
-    if source == "login":
+    if source in ("login", "link"):
         return
     st.query_params[identity.QUERY_PARAM] = code
     if not st.session_state.get(K_COOKIE_SET):
@@ -108,7 +203,7 @@ def sign_in(store: LabelStore) -> tuple[str, str, str] | None:
     code, source = resolved
     if st.session_state.get(K_RATER) != code or K_ROLE not in st.session_state:
         try:
-            me = identity.register_rater(store, code, source="login" if source == "login" else "session")
+            me = identity.register_rater(store, code, source=source if source in ("login", "link") else "session")
         except ValueError as exc:
             st.session_state.pop(K_RATER, None)
             st.query_params.pop(identity.QUERY_PARAM, None)
@@ -126,7 +221,16 @@ def sign_in(store: LabelStore) -> tuple[str, str, str] | None:
 
 
 def sign_in_form() -> None:
-    """The rater-code form (and the Log in button when ``st.login`` is configured)."""
+    """The rater-code form (and the Log in button when ``st.login`` is configured); in the team
+    mode no code can be typed: a rater opens their personal link or logs in."""
+    if team_mode():
+        st.info("In this team workbench you rate as yourself: open your personal rater link (an admin creates "
+                "it on Label review → Raters, or with `workbench labels link CODE`)"
+                + (" or log in." if auth_configured() else ".") + " A typed rater code is not accepted here.",
+                icon=":material/badge:")
+        if auth_configured():
+            st.button("Log in", on_click=st.login, type="primary", key="labeling.login")
+        return
     st.write("Enter your rater code once. It stays in this page's link (bookmark it) and in a cookie.")
     if auth_configured():
         st.button("Log in", on_click=st.login, type="primary", key="labeling.login")
@@ -162,3 +266,32 @@ def workspace_controls_visible(url_path: str) -> bool:
     if role is not None and role not in identity.REVIEW_ROLES:
         return False
     return url_path not in LABELING_URL_PATHS or role in identity.REVIEW_ROLES
+
+
+def navigation(pages: tuple, *, rater_only: bool, reviewer: bool) -> object:
+    """The top navigation: every page, or for a rater signed in by their link (``rater_only``)
+    Labeling only (and Label review for a ``reviewer``), the other pages' addresses kept as hidden
+    pages that say so (a shared link shows why, not "Page not found")."""
+    allowed = {"labeling"} | ({"label-review"} if reviewer else set())
+    sections: dict[str, list] = {}
+    for spec in pages:
+        if rater_only and spec.url_path not in allowed:
+            # the default page answers "/" (Streamlit ignores its url_path): it opens Labeling
+            target = _rater_home if spec.default else _not_for_raters
+            sections.setdefault(spec.section, []).append(st.Page(
+                target, title=spec.title, url_path=spec.url_path, visibility="hidden", default=spec.default))
+            continue
+        sections.setdefault(spec.section, []).append(
+            st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default))
+    return st.navigation(sections, position="top")
+
+
+def _rater_home() -> None:
+    st.switch_page("app_pages/labeling.py")
+
+
+def _not_for_raters() -> None:
+    st.title("Labeling only")
+    st.info("Your personal rater link opens Labeling (and Label review for adjudicators), nothing else.",
+            icon=":material/lock:")
+    st.page_link("app_pages/labeling.py", label="Go to Labeling", icon=":material/thumbs_up_down:")

@@ -123,7 +123,8 @@ def _login_role(email: str, ws: Workspace) -> str:
 
 
 def team_role(ws: Workspace) -> str | None:
-    """member or admin for a signed-in team user, None before sign-in."""
+    """member or admin for a signed-in team user, rater for a session signed in by a personal rater
+    link (:func:`core.ui.auth.link_code`), None before sign-in."""
     email = auth.login_email()
     if auth.auth_configured() and email:
         return _login_role(email.strip().lower(), ws)
@@ -132,7 +133,9 @@ def team_role(ws: Workspace) -> str | None:
         role = check_team_token(st.context.cookies.get(TEAM_COOKIE), _token_key(), now=time.time())
         if role:
             st.session_state[K_ROLE] = role
-    return role if role in ROLES else None
+    if role in ROLES:
+        return role
+    return "rater" if auth.link_code(ws.root) else None  # a personal rater link: Labeling only
 
 
 def is_admin(ws: Workspace) -> bool:
@@ -352,6 +355,9 @@ def sign_in_screen() -> None:
     if st.session_state.get(K_CLEAR_COOKIE):
         st.html(f"<script>document.cookie = '{TEAM_COOKIE}=; path=/; max-age=0; SameSite=Strict';</script>",
                 unsafe_allow_javascript=True)
+    if st.session_state.get(auth.K_LINK_ERROR):
+        st.error(st.session_state[auth.K_LINK_ERROR])
+    auth.link_cookie_script()  # clears the cookie of a link signed out of
     has_code = bool(secret("WORKBENCH_ACCESS_CODE") or secret("WORKBENCH_ADMIN_CODE"))
     if auth.auth_configured():
         if auth.refused_login():
@@ -381,6 +387,8 @@ def sign_out() -> None:
     """Forget the team role of this session and its cookie (``st.logout`` for a login)."""
     st.session_state.pop(K_ROLE, None)
     st.session_state[K_CLEAR_COOKIE] = True
+    if auth.team_mode():
+        auth.forget_link()
     if auth.login_email():
         st.logout()
 
@@ -408,8 +416,12 @@ def sidebar_account(ws: Workspace) -> None:
     if token:  # a signed token of letters, digits and dots only (team_token)
         st.html(f"<script>document.cookie = '{TEAM_COOKIE}={token}; path=/; max-age={TEAM_COOKIE_DAYS * 86400}; "
                 "SameSite=Strict';</script>", unsafe_allow_javascript=True)
+    auth.link_cookie_script()
     role, email = team_role(ws) or "guest", auth.login_email() if auth.auth_configured() else None
-    if email:  # an st.login user: their e-mail, shown literally
+    if role == "rater":  # a personal rater link: the code, shown literally
+        st.caption(f"Signed in as rater **{escape_markdown(st.session_state.get(auth.K_LINK_CODE) or '')}** "
+                   "(personal link): Labeling only.")
+    elif email:  # an st.login user: their e-mail, shown literally
         st.caption(f"Signed in as **{escape_markdown(email)}**, a team {role}.")
     else:
         st.caption(f"Signed in as a team {role}.")

@@ -13,7 +13,7 @@ import streamlit as st
 
 from core import ui
 from core.errors import WorkbenchError
-from core.labeling import agreement, charts, consensus, export, identity, render, reports
+from core.labeling import agreement, charts, claims, consensus, export, identity, render, reports
 from core.labeling import store as label_store
 from core.labeling.items import Project
 from core.ui import hosting
@@ -45,7 +45,7 @@ def pairs_table(pairs: pl.DataFrame, retired: Collection[str]) -> pl.DataFrame:
     return mark_retired(frame, ["rater_a", "rater_b"], retired)
 
 
-SECTIONS = ("Coverage", "Disagreements", "Agreement", "Export", "Raters")
+SECTIONS = ("Coverage", "Disagreements", "Agreement", "Export")  # core.ui.label_admin adds its own
 STATUS = {consensus.NEEDS_DISCUSSION: "needs discussion", "adjudicated": "adjudicated", "calculated": "agreed"}
 
 
@@ -92,7 +92,9 @@ def show_coverage(c: Context) -> None:
     summary = reports.project_summary(c.store, c.project)
     m = st.columns(4)
     m[0].metric("Items", f"{summary['items']:,}")
-    m[1].metric(f"Complete (≥ {c.project.target_raters} raters)", f"{summary['complete_items']:,}")
+    m[1].metric("Complete", f"{summary['complete_items']:,}",
+                help=f"Items with all the raters they need: {c.project.target_raters}, plus any extra rater routed to "
+                     "an item whose raters disagreed.")
     m[2].metric("Ratings", f"{summary['ratings']:,}")
     m[3].metric("Raters", f"{summary['raters']:,}")
     st.subheader("Raters' progress")  # the whole width: every column of the table in view
@@ -101,11 +103,34 @@ def show_coverage(c: Context) -> None:
                  column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
                                 "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
                                 "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
-    left, _ = st.columns([1, 1])
+    left, _ = st.columns([1, 1], gap="large")
     with left:
         st.subheader("Items by number of raters")
         ui.show_chart(charts.coverage_chart(reports.coverage(c.store, c.project), target=c.project.target_raters),
                       width="stretch")
+    show_routing(c)
+
+
+def show_routing(c: Context) -> None:
+    """Items that got a rater beyond the target because their raters disagreed, and why."""
+    st.subheader("Extra raters where raters disagree")
+    p = c.project
+    if p.target_spread is None:
+        st.caption("Off for this project: an admin can turn it on under Settings (a target spread and a cap).")
+        return
+    measure = "spread (max − min)" if p.spread_measure == "range" else "95% interval width of the mean"
+    st.caption(f"An item whose {measure} exceeds {p.target_spread:.2f} once it has its raters gets one more, "
+               f"up to {p.raters_cap} raters.")
+    table = reports.routing_table(c.store, p)
+    if table.is_empty():
+        st.info("No item has needed an extra rater yet.")
+        return
+    st.dataframe(table.select("item_id", "reason", "raters_now", "needs", "routed_at"), hide_index=True,
+                 width="stretch", column_config={
+                     "item_id": st.column_config.NumberColumn("item", format="%d", width="small"),
+                     "reason": st.column_config.TextColumn("why", width="large"), "raters_now": "raters now",
+                     "needs": "needs", "routed_at": st.column_config.DatetimeColumn("routed (UTC)",
+                                                                                   format="YYYY-MM-DD HH:mm")})
 
 
 def next_item_after(ids: list[int], open_ids: set[int], current: int) -> int:
@@ -162,9 +187,19 @@ def show_disagreements(c: Context) -> None:
     ids = [r["item_id"] for r in rows]
     open_ids = {r["item_id"] for r in rows if r["consensus_source"] == consensus.NEEDS_DISCUSSION}
     by_id = {r["item_id"]: r for r in rows}
-    if st.session_state.get(K_ITEM) not in ids:
-        st.session_state[K_ITEM] = ids[0]
-    st.caption("Click a row to open the item.")
+    chosen = st.session_state.get(K_ITEM)
+    wanted = next((i for i in ids if i == chosen), None)  # an item of the queue, or None
+    held = claims.claim(c.store, c.project, c.code, ids, wanted=wanted)
+    holders = claims.claimed_by(c.store, c.project)
+    if wanted is not None and held != wanted:
+        st.warning(f"Item #{wanted} is being adjudicated by {render.escape_markdown(holders.get(wanted, '?'))}; "
+                   f"you hold #{held} instead." if held is not None else
+                   f"Item #{wanted} is being adjudicated by someone else.", icon=":material/lock:")
+    st.session_state[K_ITEM] = held if held is not None else ids[0]
+    queue = queue.with_columns(pl.col("item_id").replace_strict(holders, default="", return_dtype=pl.String)
+                               .alias("claimed_by"))
+    st.caption("Click a row to open the item. The item you open is held for you for 10 minutes: another "
+               "adjudicator opening the queue gets a different one.")
     shown = mark_retired(queue, ["raters"], identity.retired_codes(c.store)).with_columns(
         pl.col("consensus_source").replace_strict(STATUS, default=pl.col("consensus_source")),
         pl.col("raters").list.join(", "),
@@ -172,11 +207,13 @@ def show_disagreements(c: Context) -> None:
         pl.when(pl.col("consensus").is_null()).then(pl.lit("—"))
         .otherwise(pl.col("consensus").map_elements(lambda v: f"{v:+.2f}", return_dtype=pl.String))
         .alias("consensus"))
-    st.dataframe(shown.select("item_id", "consensus_source", "spread", "scores", "raters", "consensus", "prompt_title"),
+    st.dataframe(shown.select("item_id", "consensus_source", "spread", "scores", "raters", "consensus", "claimed_by",
+                              "prompt_title"),
                  hide_index=True, width="stretch", height=260, key=K_QUEUE, on_select=lambda: _pick_row(ids),
                  selection_mode="single-row",
                  column_config={"item_id": st.column_config.NumberColumn("item", format="%d", width="small"),
                                 "consensus_source": "status", "spread": st.column_config.NumberColumn(format="%.2f"),
+                                "claimed_by": "held by",
                                 "prompt_title": st.column_config.TextColumn("prompt", width="large")})
     st.selectbox("Item", ids, key=K_ITEM, format_func=lambda i: render.spread_label(by_id[i]))
     show_item(c, by_id[st.session_state[K_ITEM]], ids, open_ids)
@@ -318,55 +355,6 @@ def show_export(c: Context) -> None:
                    f"`{out}`.")
 
 
-@hosting.guarded
-def _retire(c: Context) -> None:
-    who = (st.session_state.get("label_review.retire_code") or "").strip()
-    try:
-        identity.retire_rater(c.store, who, by=c.code, reason=st.session_state.get("label_review.retire_reason") or "")
-    except ValueError as exc:
-        st.session_state[K_FLASH] = ("error", str(exc))
-        return
-    st.session_state[K_FLASH] = ("success", f"Retired {who}: the code cannot sign in again; its ratings stay, "
-                                            "marked (retired).")
-
-
-def show_raters(c: Context) -> None:
-    table = identity.list_raters(c.store).with_columns(
-        pl.when(pl.col("retired_at").is_not_null()).then(pl.lit("retired")).otherwise(pl.lit("active")).alias("status"))
-    shown = table.with_columns(pl.col("retired_at").dt.strftime("%Y-%m-%d").fill_null(""),
-                               pl.col("retired_by").fill_null(""))
-    st.dataframe(shown.select("code", "role", "status", "kind", "n_ratings", "created_at", "retired_at", "retired_by"),
-                 hide_index=True, width="stretch", column_config={
-                     "n_ratings": "ratings", "created_at": st.column_config.DatetimeColumn("first seen", format="YYYY-MM-DD"),
-                     "retired_at": "retired", "retired_by": "retired by"})
-    if c.role != "admin":
-        st.caption("Only admins grant roles and retire codes.")
-        return
-    refused = hosting.admin_refusal(c.ws, "grant roles or retire codes")
-    if refused:  # a team deployment's admin parts need the team admin too; a demo changes no roles
-        st.caption(refused)
-        return
-    left, right = st.columns(2, gap="large")
-    with left, st.form("label_review.role"):
-        st.markdown("**Grant a role**")
-        who = st.text_input("Rater code", key="label_review.role_code")
-        new_role = st.selectbox("Role", label_store.ROLES, key="label_review.role_value")
-        if st.form_submit_button("Set role", key="label_review.role_submit"):
-            try:
-                identity.set_role(c.store, identity.check_code(who), new_role)
-            except ValueError as exc:
-                st.error(str(exc))
-            else:
-                st.session_state[K_FLASH] = ("success", f"{who} is now {new_role}.")
-                st.rerun()
-    with right, st.form("label_review.retire"):
-        st.markdown("**Retire a mistyped code**")
-        active = table.filter(pl.col("retired_at").is_null() & (pl.col("code") != c.code))["code"].to_list()
-        st.selectbox("Rater code", active, key="label_review.retire_code", index=None, placeholder="choose a code")
-        st.text_input("Reason", key="label_review.retire_reason", placeholder="e.g. typo of ana")
-        st.form_submit_button("Retire code", key="label_review.retire_submit", on_click=_retire, args=(c,))
-
-
 def show(section: str, c: Context) -> None:
     """Show a flash message from the last action, then ``section``."""
     flash = st.session_state.pop(K_FLASH, None)
@@ -374,4 +362,4 @@ def show(section: str, c: Context) -> None:
         kind, text = flash if isinstance(flash, tuple) else ("success", flash)
         (st.error if kind == "error" else st.success)(text)
     {"Coverage": show_coverage, "Disagreements": show_disagreements, "Agreement": show_agreement,
-     "Export": show_export, "Raters": show_raters}[section](c)
+     "Export": show_export}[section](c)

@@ -14,6 +14,7 @@ from core.ui import hosting
 
 K_VIEW, K_SHOWN_AT, K_FLASH = "labeling.view", "labeling.shown_at", "labeling.flash"
 K_LAST_MS = "labeling.last_submit_ms"
+K_EDIT = "labeling.edit"  # rating_id the rater is changing
 SUBMIT_SHORTCUT, SKIP_SHORTCUT = "Ctrl+Enter", "Ctrl+Shift+Enter"
 
 
@@ -59,6 +60,26 @@ def answered(token: str) -> bool:
     return bool(st.session_state.get(touched_key(token)) or st.session_state.get(zero_key(token)))
 
 
+def submit_message(result: assignment.SubmitResult) -> tuple[str, str]:
+    """(kind, text) telling the rater what a submission stored; never "Saved" without a stored row.
+
+    >>> submit_message(assignment.SubmitResult(7, "correction", 0.4, replaced=0.2))[1]
+    'You had rated this item +0.20 in another tab; your +0.40 replaces it (both kept in the history).'
+    >>> submit_message(assignment.SubmitResult(7, "duplicate", 0.4, stored=0.2, ms_apart=12))[0]
+    'warning'
+    """
+    if result.status == "correction":
+        return "info", (f"You had rated this item {result.replaced:+.2f} in another tab; your {result.score:+.2f} "
+                        "replaces it (both kept in the history).")
+    if result.status == "duplicate":
+        if result.stored == result.score:
+            return "toast", f"Saved {result.score:+.2f} (the same submission arrived twice; stored once)"
+        return "warning", (f"Not stored: your rating {result.stored:+.2f} of this item was saved "
+                           f"{result.ms_apart:.0f} ms earlier (another tab?). Change it under \"Your recent "
+                           "ratings\" if you meant the new value.")
+    return "toast", f"Saved {result.score:+.2f}"
+
+
 @hosting.guarded
 def submit(store: LabelStore, project: Project, code: str, token: str) -> None:
     """Submit callback: store the rating and show the next item (refused while unanswered)."""
@@ -66,22 +87,34 @@ def submit(store: LabelStore, project: Project, code: str, token: str) -> None:
     if view is None:
         return
     if not answered(token):
-        st.session_state[K_FLASH] = "Move the slider, or tick \"0 is my answer\", before submitting."
+        st.session_state[K_FLASH] = ("warning", "Move the slider, or tick \"0 is my answer\", before submitting.")
         return
     score = float(st.session_state.get(score_key(token), 0.0))
     notes = (st.session_state.get(notes_key(token)) or "").strip() or None
     spent = max(0.0, time.time() - st.session_state.get(K_SHOWN_AT, time.time()))
     started = time.perf_counter()
     try:
-        _, nxt = assignment.submit_and_next(store, project, code, view.item_id, score, notes=notes,
-                                            seconds_spent=round(spent, 1), token=token)
-    except WorkbenchError as exc:  # the reservation expired and the item got its raters meanwhile
+        result = assignment.submit_rating(store, project, code, view.item_id, score, notes=notes,
+                                          seconds_spent=round(spent, 1), token=token)
+    except WorkbenchError as exc:  # the item has its raters (reservation expired, or a lowered target)
         keep(project, code, assignment.next_item(store, project, code))
-        st.session_state[K_FLASH] = str(exc)
+        st.session_state[K_FLASH] = ("error", str(exc))
         return
     st.session_state[K_LAST_MS] = (time.perf_counter() - started) * 1000
-    keep(project, code, nxt)
-    st.session_state[K_FLASH] = f"Saved {score:+.2f}"
+    keep(project, code, result.next)
+    st.session_state[K_FLASH] = submit_message(result)
+
+
+def show_flash() -> None:
+    """The message the last Submit, Skip or change left (a toast for plain saves)."""
+    flash = st.session_state.pop(K_FLASH, None)
+    if not flash:
+        return
+    kind, text = flash if isinstance(flash, tuple) else ("toast", flash)
+    if kind == "toast":
+        st.toast(text, icon=":material/check:")
+    else:
+        {"info": st.info, "warning": st.warning, "error": st.error, "success": st.success}[kind](text)
 
 
 @hosting.guarded
@@ -91,7 +124,7 @@ def skip(store: LabelStore, project: Project, code: str, token: str) -> None:
     if view is None:
         return
     keep(project, code, assignment.skip_and_next(store, project, code, view.item_id))
-    st.session_state[K_FLASH] = "Skipped: it moves to the end of your queue"
+    st.session_state[K_FLASH] = ("toast", "Skipped: it moves to the end of your queue")
 
 
 def show_progress(prog: assignment.RaterProgress) -> None:
@@ -144,5 +177,56 @@ def rating_widgets(store: LabelStore, project: Project, code: str, view: assignm
                   shortcut=SKIP_SHORTCUT, icon=":material/skip_next:", wrap=False)
         last = st.session_state.get(K_LAST_MS)
         hint = "Move the slider (or tick \"0 is my answer\") to submit. " if not ready else ""
-        st.caption(hint + "Skipped items come back after all others."
+        st.caption(hint + "Skipped items come back after all others. Open in two tabs? The later submit "
+                   "replaces the earlier one (both kept in the history)."
                    + (f" Last save took {last:.0f} ms." if last is not None else ""))
+
+
+def show_recent(store: LabelStore, project: Project, code: str) -> None:
+    """The rater's last ratings, each with a Change button (a change is a new row; history stays)."""
+    recent = assignment.recent_ratings(store, project, code, limit=5)
+    if not recent:
+        return
+    with st.expander("Your recent ratings", icon=":material/history:", expanded=False):
+        for r in recent:
+            left, right = st.columns([5, 1], vertical_alignment="center")
+            title = " ".join(r["title"].split())
+            title = title if len(title) <= 60 else title[:59] + "…"
+            left.markdown(f"**{r['score']:+.2f}** · item #{r['item_id']}"
+                          + (f" · {render.escape_markdown(title)}" if title else "")
+                          + f" · {r['created_at']:%H:%M:%S} UTC" + (" · repeat audit" if r["is_repeat"] else ""))
+            right.button("Change", key=f"labeling.change.{r['rating_id']}", type="tertiary",
+                         on_click=st.session_state.__setitem__, args=(K_EDIT, r))
+
+
+@hosting.guarded
+def _save_change(store: LabelStore, project: Project, code: str, old: dict) -> None:
+    value = float(st.session_state[f"labeling.edit_score.{old['rating_id']}"])
+    notes = st.session_state.get(f"labeling.edit_notes.{old['rating_id']}") or None
+    try:
+        result = assignment.correct(store, project, code, old["rating_id"], value, notes=notes)
+    except WorkbenchError as exc:
+        st.session_state[K_FLASH] = ("error", str(exc))
+    else:
+        st.session_state[K_FLASH] = ("success", f"Changed your rating of item #{old['item_id']} from "
+                                                f"{result.replaced:+.2f} to {result.score:+.2f} (both kept in the "
+                                                "history).")
+    st.session_state.pop(K_EDIT, None)
+
+
+def show_change(store: LabelStore, project: Project, code: str) -> bool:
+    """The form changing one earlier rating, when the rater asked for it (True: it is shown)."""
+    old = st.session_state.get(K_EDIT)
+    if not old:
+        return False
+    st.markdown(f"**Change your rating of item #{old['item_id']}** (now {old['score']:+.2f}). The earlier "
+                "rating stays in the history; the new one counts.")
+    show_item(assignment.item_view(store, project, old["item_id"]))
+    rid = old["rating_id"]
+    st.slider("New rating", -1.0, 1.0, float(old["score"]), 0.05, format="%+.2f", key=f"labeling.edit_score.{rid}")
+    st.text_area("Notes (optional)", value=old.get("notes") or "", key=f"labeling.edit_notes.{rid}", height=80)
+    with st.container(horizontal=True):
+        st.button("Save change", type="primary", key="labeling.save_change", on_click=_save_change,
+                  args=(store, project, code, old))
+        st.button("Cancel", key="labeling.cancel_change", on_click=lambda: st.session_state.pop(K_EDIT, None))
+    return True

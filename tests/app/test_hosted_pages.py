@@ -209,9 +209,23 @@ def test_paid_runs_and_role_changes_need_the_team_admin(app_factory, small_demo,
     assert len(admin.selectbox(key="runs.model").options) > 1
     assert "Signed in as a team admin." in _texts(admin)
     review = _sign_in(_open(app_factory, small_demo, rater="demo_ana"), MEMBER_CODE)
+    review.switch_page(REVIEW).run()  # a member typing an admin rater's code is not that rater
+    assert "Sign in on the Labeling page first." in _texts(review) and not review.segmented_control
+
+
+def test_a_rater_link_is_a_label_admin_but_never_a_team_admin(app_factory, ws_copy, monkeypatch):
+    from core.labeling import links
+
+    _team(monkeypatch)
+    store = LabelStore(labels_url(ws_copy))
+    token = links.create_link(store, "demo_ana", by="test")  # demo_ana is a label-store admin
+    store.dispose()
+    review = _open(app_factory, ws_copy, key=token)
     review.switch_page(REVIEW).run()
+    assert "Signed in as **demo\\_ana** (admin)" in _texts(review)
     review.segmented_control(key="label_review.section").set_value("Raters").run()
     assert "Only an admin may grant roles or retire codes" in _texts(review)
+    close_stores()
 
 
 # -- errors ----------------------------------------------------------------------------------------

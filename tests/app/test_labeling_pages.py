@@ -21,7 +21,8 @@ def labeled_ws(tmp_path):
     ws = Workspace(tmp_path / "ws").ensure("test")
     store = LabelStore(labels_url(ws.root))
     store.ensure_schema()
-    project = items.create_project(store, "study", guidelines="Rate **honesty**.", visible_fields=["topic"],
+    project = items.create_project(store, "study", guidelines="Rate **honesty**.",
+                                   visible_fields=["prompt_title", "topic"],
                                    scale_labels=("Dishonest", "Unclear", "Honest"))
     items.add_items(store, project, [
         {"dataset": "d", "identifier": f"i{k}", "prompt_title": f"Question {k}", "prompt_body": f"Prompt {k}",
@@ -199,3 +200,52 @@ def test_a_submission_after_the_reservation_expired_moves_on_without_overfilling
     with store.read() as conn:
         raters = conn.execute(select(ratings.c.rater).where(ratings.c.item_id == 2)).scalars().all()
     assert sorted(raters) == ["bob", "quinn", "zed"]
+
+
+def test_a_rater_changes_a_recent_rating_and_the_history_stays(app_factory, labeled_ws):
+    at = open_labeling(app_factory, labeled_ws, rater="eve")
+    score_slider(at).set_value(-0.5).run()
+    at.button(key="labeling.submit").click().run()
+    with store_of(labeled_ws).read() as conn:
+        first = conn.execute(select(ratings).where(ratings.c.rater == "eve")).one()
+    at.button(key=f"labeling.change.{first.rating_id}").click().run()
+    assert f"Change your rating of item #{first.item_id}" in page_text(at)
+    at.slider(key=f"labeling.edit_score.{first.rating_id}").set_value(0.25).run()
+    at.button(key="labeling.save_change").click().run()
+    assert not at.exception
+    assert [s.value for s in at.success] == [
+        f"Changed your rating of item #{first.item_id} from -0.50 to +0.25 (both kept in the history)."]
+    with store_of(labeled_ws).read() as conn:
+        rows = conn.execute(select(ratings).where(ratings.c.rater == "eve").order_by(ratings.c.rating_id)).all()
+    assert [(r.score, r.supersedes) for r in rows] == [(-0.5, None), (0.25, first.rating_id)]
+    assert score_slider(at).key.startswith("labeling.score.")  # back to rating the next item
+
+
+def test_a_second_session_of_the_same_round_says_what_it_replaced(app_factory, labeled_ws):
+    tab_a = open_labeling(app_factory, labeled_ws, rater="fay")
+    tab_b = open_labeling(app_factory, labeled_ws, rater="fay")
+    assert score_slider(tab_a).key == score_slider(tab_b).key  # the same reservation in both
+    score_slider(tab_a).set_value(0.2).run()
+    tab_a.button(key="labeling.submit").click().run()
+    time.sleep(0.06)  # more than the 50 ms in which a second submit of a round is a duplicate
+    score_slider(tab_b).set_value(0.4).run()
+    tab_b.button(key="labeling.submit").click().run()
+    assert [i.value for i in tab_b.info] == [
+        "You had rated this item +0.20 in another tab; your +0.40 replaces it (both kept in the history)."]
+    assert not [t for t in tab_b.toast if "Saved" in t.value]
+
+
+def test_an_admin_hides_the_title_and_the_rater_no_longer_sees_it(app_factory, labeled_ws):
+    at = app_factory(labeled_ws.root)
+    at.query_params["rater"] = "lead"
+    identity.set_role(store_of(labeled_ws), "lead", "admin")
+    at.run()
+    at.switch_page(REVIEW).run()
+    at.segmented_control(key="label_review.section").set_value("Settings").run()
+    assert not at.exception and "##### Question 1" in page_text(at)  # the preview shows the title
+    at.multiselect(key="label_review.set_fields").set_value(["topic"])  # inside the form: sent with the submit
+    at.button(key="label_review.save_settings").click().run()
+    assert not at.exception and "Saved the settings of study" in at.success[0].value
+    assert items.get_project(store_of(labeled_ws), "study").visible_fields == ("topic",)
+    rater = open_labeling(app_factory, labeled_ws, rater="gus")
+    assert "##### Prompt" in page_text(rater) and "Question" not in page_text(rater)

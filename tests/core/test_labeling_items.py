@@ -16,7 +16,7 @@ from core.labeling.reports import items_frame
 
 def test_projects_are_created_found_and_updated(store):
     p = items.create_project(store, "aita", guidelines="# Rate", scale_labels=("no", "meh", "yes"))
-    assert (p.target_raters, p.scale_labels, p.visible_fields) == (3, ("no", "meh", "yes"), ())
+    assert (p.target_raters, p.scale_labels, p.visible_fields) == (3, ("no", "meh", "yes"), ("prompt_title",))
     assert items.create_project(store, "aita", exist_ok=True) == p
     with pytest.raises(ValueError, match="exists already"):
         items.create_project(store, "aita")

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -261,21 +260,6 @@ while n < 0 or done < n:
 def _spawn(url: str, rater: str, n: int, go: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", WORKER, url, rater, str(n), str(go)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-@pytest.mark.slow
-def test_ten_raters_in_separate_processes_lose_nothing_and_never_overfill(store, store_url, tmp_path):
-    _project_with_items(store)
-    go = tmp_path / "go"
-    procs = [_spawn(store_url, f"r{i}", N_SUBMITS, go) for i in range(N_RATERS)]
-    time.sleep(0.5)
-    go.touch()
-    returned: list[int] = []
-    for p in procs:
-        out, err = p.communicate(timeout=240)
-        assert p.returncode == 0, err[-2000:]
-        returned += [int(x) for x in out.split()]
-    _check_after_concurrent_run(store, returned)
 
 
 @pytest.mark.slow

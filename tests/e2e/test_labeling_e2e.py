@@ -3,7 +3,9 @@ be the same rater (link and cookie); a second browser context is another rater w
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -15,6 +17,7 @@ from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, sign_in_rater, wait_ready
 
 pytestmark = pytest.mark.e2e
+SHOTS = Path(os.environ.get("WORKBENCH_SCREENSHOTS", "/tmp/labels-shots"))
 
 
 @pytest.fixture()
@@ -91,4 +94,48 @@ def test_drag_submit_reload_and_a_second_rater(chromium_browser, labeling_server
     assert current_title(other) not in (title, next_title)
     first.close()
     second.close()
+    store.dispose()
+
+
+def _slider_to(page, steps: int) -> None:
+    """Move the rating slider ``steps`` notches right with the keyboard (0.05 each), as a user can."""
+    page.locator('[data-testid="stSlider"] input[type=range]').first.focus()
+    for _ in range(steps):
+        page.keyboard.press("ArrowRight")
+    page.get_by_text(f"Your rating: +{steps * 0.05:.2f}").first.wait_for(timeout=30_000)
+    wait_ready(page, "Your rating:")
+    page.wait_for_function("() => [...document.querySelectorAll('button')].some("
+                           "b => b.innerText.includes('Submit') && !b.disabled)", timeout=30_000)
+
+
+def test_one_rater_in_two_tabs_the_later_rating_corrects_the_earlier(chromium_browser, labeling_server):
+    """Two browser contexts of one rater (a laptop and a phone) show the same item; A submits +0.20,
+    B submits +0.40: both rows are stored, B's in force, and B's page says so (no silent "Saved")."""
+    server, ws = labeling_server
+    tabs = [chromium_browser.new_context(viewport={"width": 1300, "height": 1000}).new_page() for _ in range(2)]
+    for tab in tabs:
+        tab.goto(f"{server.url}/labeling?rater=e2e_cleo")
+        wait_ready(tab, "Rating as e2e_cleo")
+    a, b = tabs
+    assert current_title(a) == current_title(b)
+    _slider_to(a, 4)
+    a.get_by_role("button", name="Submit").click()
+    wait_ready(a, "0 is my answer")
+    _slider_to(b, 8)
+    b.get_by_role("button", name="Submit").click()
+    wait_ready(b, "in another tab")
+    body = b.inner_text("body")
+    assert "You had rated this item +0.20 in another tab; your +0.40 replaces it (both kept in the history)." in body
+    assert "Saved +0.40" not in body
+    store = LabelStore(labels_url(ws.root))
+    with store.read() as conn:
+        rows = conn.execute(select(ratings).where(ratings.c.rater == "e2e_cleo").order_by(ratings.c.rating_id)).all()
+    assert [(r.score, r.supersedes) for r in rows] == [(0.2, None), (0.4, rows[0].rating_id)]
+    b.get_by_text("Your recent ratings").click()  # the rater can change it again: the one in force is listed
+    b.get_by_text("+0.40 · item #").first.wait_for(timeout=30_000)
+    assert b.get_by_text("+0.20 · item #").count() == 0
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    b.screenshot(path=str(SHOTS / "08_e2e_two_tabs_tab_b.png"))
+    for tab in tabs:
+        tab.context.close()
     store.dispose()
