@@ -6,7 +6,11 @@ tests/core/test_exports_reference.py recomputes them and compares. The stored di
 generated on ``main`` at bf11133, before any code of issue 10 changed. Issue 28 changed the digests
 of the heuristic-v2 judgment logs, their extraction logs and their exports (demo and dev-ADDM, 8
 files): each record now carries the rules revision (``prompt_version`` "heuristic-v2/r2", ``raw``
-"rules_revision"); every judged field, and so every GT file, is unchanged.
+"rules_revision"); every judged field, and so every GT file, is unchanged. Issue 23 (GT lineage)
+changed every GT file and GT export (a ``lineage`` key added: with it removed, each file is byte
+for byte what it was) and the demo's runs (``gt``: their GT's lineage, and a ``gt.json`` kept with
+each run; badges' facts in ``summary.json``; an amos run's compile usage). These digests are the
+reference the restructuring of issue 24 must keep.
 
 Inputs:
 
