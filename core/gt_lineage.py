@@ -35,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from core.errors import UnknownNameError, WorkbenchError
-from core.files import sha256_file
+from core.files import read_json, sha256_file
 from core.ground_truth.formulas import Formula
 from core.ground_truth.policies import Policy
 from core.judgments import get_gt_judge, load_raw_judgments
@@ -91,11 +91,15 @@ def definition_lineage(chosen: ResolvedDefinition) -> dict[str, Any]:
 
 
 def dataset_sha256(ws: Workspace, dataset: str) -> str:
-    """sha256 of the dataset's lock file (which holds the sha256 of its sources and tables)."""
+    """sha256 of what the dataset's lock says of its content: the sha256 of its sources and tables and
+    its counts (not where the sources were, nor when it was imported: a copied workspace, or the
+    same files imported again, is the same dataset)."""
     path = ws.dataset_dir(dataset) / "dataset.lock.json"
     if not path.exists():
         raise WorkbenchError(f"dataset {dataset!r} has no dataset.lock.json in {ws.root}")
-    return sha256_file(path)
+    lock = read_json(path)
+    return digest({"sources": sorted(str(s.get("sha256")) for s in lock.get("sources") or []),
+                   "tables": lock.get("tables"), "counts": lock.get("counts")})
 
 
 def _stamp(path: Path) -> tuple[str, int, int]:

@@ -46,6 +46,7 @@ VOLATILE = (
     "created_at", "computed_at", "built_at", "seconds", "updated_at", "started", "last_updated", "timestamp",
     "started_at", "finished_at", "elapsed_s", "latency_ms", "pid", "judgments_sha256", "sha256", "reviews_sha256",
     "recorded_at", "exported_at", "imported_at", "calculated_at", "extracted_at",
+    "snapshot_sha256", "file_sha256",  # digests of GT files, which hold their computed_at
 )
 _VOLATILE_RE = re.compile(
     r'("(?:' + "|".join(map(re.escape, VOLATILE)) + r')"\s*:\s*)("(?:[^"\\]|\\.)*"|-?[0-9][0-9.eE+-]*|null)'
