@@ -40,7 +40,14 @@ import polars as pl
 
 from core.datasets import scan_restaurants, scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
-from core.files import append_jsonl, read_json, read_jsonl_log, write_json_atomic, write_jsonl_atomic
+from core.files import (
+    append_jsonl,
+    append_jsonl_bytes,
+    read_json,
+    read_jsonl_log,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
 from core.keyword_index import INDEX_FILE, index_stats, text_hashes
 from core.locks import judge_lock
 from core.settings import require_writable
@@ -180,8 +187,23 @@ def append_judgments(ws: Workspace, dataset: str, task: str, judge: str, records
     """
     spec = get_task(task, ws)
     path = judgment_path(ws, dataset, task, judge)
+    records = list(records)
+    append_encoded_judgments(path, encode_judgments(spec, dataset, judge, records))
+    return len(records)
+
+
+def encode_judgments(spec: Task, dataset: str, judge: str, records: Iterable[dict]) -> bytes:
+    """The log lines :func:`append_judgments` writes for ``records`` (validated the same way;
+    DataError names the bad record). Pure: worker processes encode, the caller appends."""
     rows = [_normalise(r, spec, dataset, judge, n) for n, r in enumerate(records)]
-    return append_jsonl(path, rows)
+    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows).encode("utf-8")
+
+
+def append_encoded_judgments(path: Path, data: bytes) -> None:
+    """Append lines made by :func:`encode_judgments` to the log at ``path`` (:func:`judgment_path`),
+    durably, as :func:`append_judgments` does."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    append_jsonl_bytes(path, data)
 
 
 def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:
