@@ -237,13 +237,14 @@ def append_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> int:
     return len(lines)
 
 
-def append_jsonl_bytes(path: str | Path, data: bytes) -> None:
+def append_jsonl_bytes(path: str | Path, data: bytes) -> tuple[int, int]:
     """Append ready-made JSONL ``data`` (whole lines, each ending in a newline) durably, as
-    :func:`append_jsonl` does: a torn last line is cut off first, the write is flushed and fsynced."""
+    :func:`append_jsonl` does: a torn last line is cut off first, the write is flushed and fsynced.
+    Returns where ``data`` starts and ends in the file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if not data:
-        return
+        return (path.stat().st_size,) * 2 if path.exists() else (0, 0)
     with open(path, "ab+") as fh:
         # Appenders of one log (two run jobs sharing the LLM cache, say) take turns: one never sees
         # another's half-written tail as torn and cuts it. The kernel drops the lock if we are killed.
@@ -255,10 +256,11 @@ def append_jsonl_bytes(path: str | Path, data: bytes) -> None:
                 fh.truncate(start)
             else:
                 fh.write(b"\n")
-        fh.seek(0, os.SEEK_END)
+        start = fh.seek(0, os.SEEK_END)
         fh.write(data)
         fh.flush()
         os.fsync(fh.fileno())
+    return start, start + len(data)
 
 
 def _json_object(raw: bytes) -> dict[str, Any] | None:

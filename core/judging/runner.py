@@ -31,9 +31,10 @@ from core.datasets import require_verified
 from core.errors import DataError, IndexMissingError, WorkbenchError
 from core.judging.base import Judge, is_failure, now_iso, review_key
 from core.judging.batch_records import pending_batch_keys
-from core.judging.pool import JudgedChunk, judge_in_chunks, worker_count
+from core.judging.pool import POOL_MIN_ROWS, JudgedChunk, judge_in_chunks, worker_count
 from core.judgment_files import read_extraction_log, write_extraction_log
-from core.judgment_store import append_encoded_judgments, encode_judgments, judgment_path
+from core.judgment_log_cache import Appended, extend_cache, parse_lines
+from core.judgment_store import append_encoded_judgments, encode_judgments, judgment_path, log_schema
 from core.judgments import judged_keys, stale_count
 from core.keyword_index import matched_reviews
 from core.locks import judge_lock
@@ -237,6 +238,8 @@ class _RunState:
         self.path = judgment_path(plan.ws, plan.dataset, plan.task, plan.judge_id)
         self._last_log = 0.0
         self._log_cost = 0.0
+        # a large run keeps the rows it appends, to extend the log's columnar copy at the end
+        self.appended: list[Appended] | None = [] if len(plan.rows) >= POOL_MIN_ROWS else None
 
     def store(self, records: Iterable[dict[str, Any]]) -> None:
         """Store judged records (failures are reported, not stored)."""
@@ -256,7 +259,8 @@ class _RunState:
             data = encode_judgments(self.spec, self.plan.dataset, self.plan.judge_id, chunk.records)
         self.report.failures.extend(chunk.failures)
         if chunk.judged:
-            append_encoded_judgments(self.path, data)
+            start, end = append_encoded_judgments(self.path, data)
+            self._keep(start, end, data)
             self.report.judged += chunk.judged
             self.report.parse_errors += chunk.parse_errors
             for key in chunk.finished_keys:
@@ -264,6 +268,17 @@ class _RunState:
                     self.done.add(key)
                     self.extraction.add(key)
         self.write_log()
+
+    def _keep(self, start: int, end: int, data: bytes) -> None:
+        if self.appended is not None:
+            rows = parse_lines(data, log_schema(self.spec))
+            self.appended = None if rows is None else [*self.appended, Appended(start, end, rows)]
+
+    def finish(self) -> None:
+        """Write the extraction log; extend the log's columnar copy by what this run appended."""
+        self.write_log(force=True)
+        if self.appended:
+            extend_cache(self.path, log_schema(self.spec), self.appended)
 
     def write_log(self, *, force: bool = False) -> None:
         now = time.monotonic()
@@ -326,7 +341,7 @@ def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Pro
         else:
             report.cancelled = _run_chunks(plan, judge, state, progress, stop)
     finally:
-        state.write_log(force=True)
+        state.finish()
         report.seconds = time.perf_counter() - started
         totals = getattr(judge, "usage_totals", None)
         report.usage = totals() if callable(totals) else None
