@@ -22,6 +22,7 @@ from core.metrics import (
     weighted_average_precision,
 )
 from core.metrics.bootstrap import draw_counts, resample_index
+from core.metrics.ranking import average_precision_score_like_sklearn
 from tests.core.metrics_helpers import answer, run, sample
 
 V2 = get_policy("G1_allergy_V2")
@@ -171,6 +172,16 @@ def test_average_precision_matches_reference_and_sklearn(pairs):
         assert float(average_precision(y, s)) == pytest.approx(average_precision_score(y, s))
     else:
         assert np.isnan(average_precision(y, s))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 80), st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_the_ordinal_auprc_ap_is_sklearns_float(n, seed, distinct):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    y[rng.integers(0, n)] = 1  # at least one positive
+    s = rng.integers(0, distinct, n) / rng.integers(1, 7)  # ties and fractions
+    assert average_precision_score_like_sklearn(y, s) == float(average_precision_score(y, s))
 
 
 def test_average_precision_edge_cases():
