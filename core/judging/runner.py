@@ -20,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +30,7 @@ from core.datasets import require_verified
 from core.errors import DataError, IndexMissingError, WorkbenchError
 from core.judging.base import Judge, is_failure, now_iso, review_key
 from core.judging.batch_records import pending_batch_keys
+from core.judging.extraction_progress import ExtractionProgress
 from core.judging.pool import POOL_MIN_ROWS, JudgedChunk, judge_in_chunks, worker_count
 from core.judgment_files import read_extraction_log, write_extraction_log
 from core.judgment_log_cache import Appended, extend_cache, parse_lines
@@ -185,54 +185,13 @@ def _restaurants(ws: Workspace, dataset: str, matched: pl.DataFrame) -> pl.DataF
     return rest.join(counts, on="business_id", how="left").with_columns(pl.col("matched").fill_null(0))
 
 
-class _Extraction:
-    """The extraction log's figures, kept up to date as judgments arrive.
-
-    A restaurant is complete when every one of its keyword-matched reviews has a stored judgment
-    (restaurants without a match are complete); ``reviews_extracted`` counts stored judgments of
-    matched reviews. Counting once at the start and then per new judgment keeps each update in
-    proportion to the new work.
-    """
-
-    def __init__(self, plan: JudgingPlan, done: set[tuple[str, int]]) -> None:
-        self.plan = plan
-        self.open = Counter(key[0] for key in plan.matched_keys if key not in done)
-        self.extracted = len(plan.matched_keys) - sum(self.open.values())
-        self.names: list[tuple[str, str | None]] = plan.restaurants.select("business_id", "name").rows()
-
-    def add(self, key: tuple[str, int]) -> None:
-        """Count ``key``'s first finished judgment (the caller passes each key once)."""
-        if key in self.plan.matched_keys:
-            self.open[key[0]] -= 1
-            self.extracted += 1
-
-    def payload(self, *, started: str) -> dict[str, Any]:
-        """The xnot ``extraction_log.json`` payload (SPEC §2.4) for the judge's current state."""
-        plan = self.plan
-        completed = [name or bid for bid, name in self.names if self.open.get(bid, 0) == 0]
-        return {
-            "task_id": plan.task,
-            "dataset": plan.dataset,
-            "judge": plan.judge_id,
-            "extraction_prompt_version": plan.prompt_version,
-            "started": started,
-            "completed_restaurants": completed,
-            "progress": {
-                "restaurants_processed": len(completed),
-                "restaurants_total": len(self.names),
-                "reviews_extracted": self.extracted,
-            },
-            "last_updated": now_iso(),
-        }
-
-
 class _RunState:
     """Counts of a run, the keys stored so far, and the throttled extraction log."""
 
     def __init__(self, plan: JudgingPlan, report: JudgingReport) -> None:
         self.plan, self.report = plan, report
         self.done: set[tuple[str, int]] = set(plan.done_keys)
-        self.extraction = _Extraction(plan, self.done)
+        self.extraction = ExtractionProgress(plan, self.done)
         self.started = _log_started(plan)
         self.spec = get_task(plan.task, plan.ws)
         self.path = judgment_path(plan.ws, plan.dataset, plan.task, plan.judge_id)
@@ -410,7 +369,7 @@ def _log_started(plan: JudgingPlan) -> str:
 
 def progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str) -> dict[str, Any]:
     """The xnot ``extraction_log.json`` payload (SPEC §2.4) for a judge whose stored judgments are ``done``."""
-    return _Extraction(plan, done).payload(started=started)
+    return ExtractionProgress(plan, done).payload(started=started)
 
 
 def write_progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str) -> None:

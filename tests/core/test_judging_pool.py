@@ -12,7 +12,8 @@ import pytest
 from core.errors import DataError
 from core.judging import pool
 from core.judging.base import make_judge, make_record
-from core.judging.runner import _Extraction, execute_judging, plan_judging
+from core.judging.extraction_progress import ExtractionProgress
+from core.judging.runner import execute_judging, plan_judging
 from core.judgment_files import extraction_log_path, read_extraction_log
 from core.judgments import judged_keys, judgment_path
 from core.tasks import get_task
@@ -71,7 +72,7 @@ def test_a_stop_keeps_whole_chunks_and_a_resume_finishes_the_same_log(demo_ws, m
     assert second.skipped == first.judged and first.judged + second.judged == full.judged
     assert _log_bytes(demo_ws, "heuristic-v2") == complete
     plan = plan_judging(demo_ws, *DEMO, make_judge("heuristic-v2", get_task("G1a")))
-    want = _Extraction(plan, set(plan.done_keys)).payload(started="*")
+    want = ExtractionProgress(plan, set(plan.done_keys)).payload(started="*")
     got = read_extraction_log(demo_ws, *DEMO, "heuristic-v2")
     assert {**got, "started": "*", "last_updated": "*"} == {**want, "last_updated": "*"}
 
