@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import pickle
 import re
 import shutil
 import tempfile
@@ -93,16 +94,33 @@ def _not_plain_json(obj: Any) -> Any:
 
 def _small_float(data: bytes) -> bool:
     """Whether orjson's text may hold a float below 1e-4 in magnitude: the only floats it writes
-    otherwise than repr() does ("0.00001" or "1e-5" where repr writes "1e-05"). A string that
-    looks alike only sends the document to json."""
+    otherwise than repr() does ("0.00001" or "1e-5" where repr writes "1e-05"). An exponent counts
+    when its number starts after a space (a value: ``"key": 1e-5`` or an indented list item), so a
+    Yelp id such as "Xy3e-Q" inside a string does not; a string that looks alike only costs json."""
     if b"0.0000" in data:
         return True
     at = data.find(b"e-")
     while at > 0:
-        if 48 <= data[at - 1] <= 57:  # a digit before "e-": an exponent
-            return True
+        start = at - 1
+        while start >= 0 and (48 <= data[start] <= 57 or data[start] == 46):  # digits and "."
+            start -= 1
+        if start < at - 1:  # digits before "e-": a number unless it sits inside a word
+            if start >= 0 and data[start] == 45:  # its minus sign
+                start -= 1
+            if start < 0 or data[start] == 32:  # the document itself, or a value after a space
+                return True
         at = data.find(b"e-", at + 2)
     return False
+
+
+# A float NaN or infinity in a pickle (protocol 4: BINFLOAT "G" + 8 big-endian bytes, the exponent
+# all ones). orjson writes them as null; json as NaN/Infinity. Anything else that matches by chance
+# only sends the document to json.
+_PICKLED_NAN_OR_INF = re.compile(rb"G[\x7f\xff][\xf0-\xff]")
+
+
+def _has_nan_or_inf(obj: Any) -> bool:
+    return _PICKLED_NAN_OR_INF.search(pickle.dumps(obj, protocol=4)) is not None
 
 
 def json_document(obj: Any, *, indent: int | None = 2) -> bytes:
@@ -113,7 +131,7 @@ def json_document(obj: Any, *, indent: int | None = 2) -> bytes:
     separate with ", " and ": " at line ends, keep key order and escape the same characters; they
     differ only where json is asked for: anything but dicts with string keys, lists, tuples,
     strings, ints, floats, bools and None (subclasses included: orjson refuses them here), NaN and
-    infinity (orjson writes null: a document with a null is read back and compared), and floats
+    infinity (orjson writes null: a document with a null is searched for them), and floats
     below 1e-4 in magnitude (see :func:`_small_float`). One difference is not checked: orjson
     writes a plain ``Enum`` member as its value, json through ``default=str`` as ``Class.NAME``;
     the workbench writes none. ``tests/core/test_files.py`` compares the two on random documents.
@@ -127,7 +145,7 @@ def json_document(obj: Any, *, indent: int | None = 2) -> bytes:
             data = orjson.dumps(obj, option=_ORJSON_INDENT, default=_not_plain_json)
         except (TypeError, orjson.JSONEncodeError):
             data = None
-        if data is not None and not _small_float(data) and (b"null" not in data or orjson.loads(data) == obj):
+        if data is not None and not _small_float(data) and (b"null" not in data or not _has_nan_or_inf(obj)):
             return data + b"\n"
     return (json.dumps(obj, indent=indent, ensure_ascii=False, default=str) + "\n").encode("utf-8")
 

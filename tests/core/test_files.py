@@ -155,6 +155,12 @@ def test_json_document_edge_cases_are_the_stdlib_bytes(value):
     assert json_document({"v": value, "list": [value]}) == _stdlib({"v": value, "list": [value]})
 
 
+@pytest.mark.parametrize("doc", [1.5e-07, -1.5e-07, 1e-05, -3e-05, [1.5e-07], {"id": "Xy3e-Q_9", "v": [-2.5e-09]},
+                                 {"Xy3e-Q": 1, "a b 3e-5": "x"}])
+def test_json_document_small_floats_and_lookalike_ids(doc):
+    assert json_document(doc) == _stdlib(doc)
+
+
 def test_json_document_writes_a_plain_enum_by_its_value():
     # the one documented difference (json writes str(member) through default=str); core writes none
     assert json_document({"c": _Colour.RED}) == b'{\n  "c": "red"\n}\n'
