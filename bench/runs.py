@@ -6,6 +6,15 @@ Goal: ≤ 3 s. Then the same run again: every answer comes from the response cac
 reach the server; goal ≤ 1 s. The server also reports the most requests it saw in flight.
 
     .venv/bin/python bench/runs.py [--restaurants 100] [--concurrency 16] [--latency 0.2] [--method direct]
+
+``--cli`` measures instead the whole command (issue 27): ``python -m core run`` of 200 samples in
+its own process, from spawn to exit, against a fresh server and an empty response cache each
+time, with its fixed costs: **before** (spawn to the first request reaching the server: start-up,
+parser, imports, planning) and **after** (the last answer sent to the process's exit: storing,
+scoring, the summary). Goals: each ≤ 0.5 s, the whole run ≤ 1.3 × the ideal 200 × 0.2 / 16 =
+2.5 s. ``--baseline DIR`` runs another checkout on the same workspace in turn (``--passes``).
+
+    .venv/bin/python bench/runs.py --cli [--restaurants 200] [--baseline /tmp/base] [--passes 3]
 """
 
 from __future__ import annotations
@@ -13,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +46,60 @@ def _stats(base_url: str) -> dict:
         return json.loads(response.read())
 
 
+def start_server(latency: float) -> tuple[subprocess.Popen, str]:
+    """The local OpenAI-compatible server in its own process, as a real endpoint would be."""
+    server = subprocess.Popen([sys.executable, "-m", "tests.llm_server", str(latency)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    return server, server.stdout.readline().strip()
+
+
+def cli_run(checkout: Path, root: Path, args: argparse.Namespace) -> dict:
+    """One ``python -m core run`` from ``checkout``: wall time, fixed costs before and after."""
+    shutil.rmtree(root / "cache", ignore_errors=True)
+    shutil.rmtree(root / "runs" / "bench-cli", ignore_errors=True)
+    server, base_url = start_server(args.latency)
+    try:
+        env = {**os.environ, "PYTHONPATH": str(checkout), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench"}
+        command = [sys.executable, "-m", "core", "--workspace", str(root), "--no-progress", "run", "--dataset", "demo",
+                   "--task", "G1a", "--policy", "G1_allergy_V2", "--method", args.method, "--model", "bench-model",
+                   "--k", "25", "-n", str(args.restaurants), "--concurrency", str(args.concurrency),
+                   "--run-id", "bench-cli"]
+        spawned = time.time()
+        proc = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True)
+        exited = time.time()
+        stats = _stats(base_url)
+    finally:
+        server.terminate()
+        server.wait()
+    if proc.returncode != 0:
+        raise SystemExit(f"run failed ({checkout}): {proc.stderr[-2000:]}")
+    return {"wall": exited - spawned, "before": stats["first_request_at"] - spawned,
+            "after": exited - stats["last_answer_at"], "requests": stats["chat_requests"],
+            "load": os.getloadavg()[0]}
+
+
+def cli_bench(args: argparse.Namespace) -> None:
+    ideal = args.restaurants * args.latency / args.concurrency
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        generate_demo(root, n_restaurants=args.restaurants, reviews_per_restaurant=25, progress=None)
+        checkouts = ([("baseline", args.baseline.resolve())] if args.baseline else []) + [("after", ROOT)]
+        figures: dict[str, list[dict]] = {label: [] for label, _ in checkouts}
+        for _ in range(args.passes):
+            for label, checkout in checkouts:
+                figures[label].append(cli_run(checkout, root, args))
+                f = figures[label][-1]
+                print(f"{label:<8} wall {f['wall']:.2f} s  before {f['before']:.2f} s  after {f['after']:.2f} s  "
+                      f"{f['requests']} requests  load {f['load']:.1f}", flush=True)
+    for label, runs in figures.items():
+        med = {k: statistics.median(r[k] for r in runs) for k in ("wall", "before", "after")}
+        print(f"{label}: median wall {med['wall']:.2f} s ({med['wall'] / ideal:.2f}× the ideal {ideal:.2f} s; goal "
+              f"≤ 1.3×: {'ok' if med['wall'] <= 1.3 * ideal else 'MISSED'}), before the first request "
+              f"{med['before']:.2f} s, after the last {med['after']:.2f} s (goals ≤ 0.5 s: "
+              f"{'ok' if max(med['before'], med['after']) <= 0.5 else 'MISSED'})")
+
+
 def timed_run(ws: Workspace, config: RunConfig) -> tuple[float, dict, dict]:
     plan = plan_run(config, ws)
     llm = make_model(config.model, ws, cache=workspace_cache(ws), concurrency=config.concurrency)
@@ -50,7 +115,15 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--method", default="direct")
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples of the scoring (part of the run)")
+    parser.add_argument("--cli", action="store_true", help="time the whole `python -m core run` (see above)")
+    parser.add_argument("--baseline", type=Path, help="with --cli: another checkout measured in turn")
+    parser.add_argument("--passes", type=int, default=3, help="with --cli: runs per checkout")
     args = parser.parse_args()
+    if args.cli:
+        if args.restaurants == 100:
+            args.restaurants = 200
+        cli_bench(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
         generate_demo(root, n_restaurants=args.restaurants, reviews_per_restaurant=25, progress=None)

@@ -31,7 +31,7 @@ import hashlib
 import json
 import numbers
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,15 @@ import polars as pl
 
 from core.datasets import scan_restaurants, scan_reviews
 from core.errors import DataError, UnknownNameError, WorkbenchError
-from core.files import append_jsonl, read_json, read_jsonl_log, write_json_atomic, write_jsonl_atomic
+from core.files import (
+    append_jsonl,
+    append_jsonl_bytes,
+    read_json,
+    read_jsonl_log,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
+from core.judgment_log_cache import read_cached
 from core.keyword_index import INDEX_FILE, index_stats, text_hashes
 from core.locks import judge_lock
 from core.settings import require_writable
@@ -180,8 +188,23 @@ def append_judgments(ws: Workspace, dataset: str, task: str, judge: str, records
     """
     spec = get_task(task, ws)
     path = judgment_path(ws, dataset, task, judge)
+    records = list(records)
+    append_encoded_judgments(path, encode_judgments(spec, dataset, judge, records))
+    return len(records)
+
+
+def encode_judgments(spec: Task, dataset: str, judge: str, records: Iterable[dict]) -> bytes:
+    """The log lines :func:`append_judgments` writes for ``records`` (validated the same way;
+    DataError names the bad record). Pure: worker processes encode, the caller appends."""
     rows = [_normalise(r, spec, dataset, judge, n) for n, r in enumerate(records)]
-    return append_jsonl(path, rows)
+    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows).encode("utf-8")
+
+
+def append_encoded_judgments(path: Path, data: bytes) -> tuple[int, int]:
+    """Append lines made by :func:`encode_judgments` to the log at ``path`` (:func:`judgment_path`),
+    durably, as :func:`append_judgments` does; returns where they start and end in the file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return append_jsonl_bytes(path, data)
 
 
 def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:
@@ -216,7 +239,7 @@ def split_stale(ws: Workspace, dataset: str, log: pl.DataFrame) -> tuple[pl.Data
 
 def stale_count(ws: Workspace, dataset: str, task: str, judge: str) -> int:
     """How many review keys have only stale judgments of ``judge`` (what GT and resume skip)."""
-    log = read_log(ws, dataset, task, judge)
+    log = read_log(ws, dataset, task, judge, columns=(*KEY, "text_hash"))
     current, stale = split_stale(ws, dataset, log)
     if stale.height == 0:
         return 0
@@ -242,18 +265,28 @@ def prune_stale(ws: Workspace, dataset: str, task: str, judge: str) -> dict[str,
             "retired_to": str(path.parent / RETIRED_DIR / path.name) if stale.height else None}
 
 
-def read_log(ws: Workspace, dataset: str, task: str, judge: str) -> pl.DataFrame:
-    """Every record of a judge's log in file order (duplicates kept), with a ``_seq`` column."""
+def read_log(ws: Workspace, dataset: str, task: str, judge: str, *,
+             columns: Sequence[str] | None = None) -> pl.DataFrame:
+    """Every record of a judge's log in file order (duplicates kept), with a ``_seq`` column.
+
+    ``columns`` keeps only those columns of :func:`log_schema` (the reader then skips building
+    the others: a large log's ``raw`` texts are most of it).
+    """
     spec = get_task(task, ws)
     path = judgment_path(ws, dataset, task, judge)
     schema = log_schema(spec)
+    wanted = list(schema) if columns is None else [c for c in schema if c in set(columns)]
     if not path.exists():
-        return pl.DataFrame(schema=schema).with_row_index("_seq")
+        return pl.DataFrame(schema=schema).select(wanted).with_row_index("_seq")
+    cached = read_cached(path, schema, wanted)  # a large log: its columnar copy and the lines since
+    if cached is not None:
+        return cached.with_row_index("_seq")
     try:
-        df = pl.read_ndjson(path, schema=schema)
+        df = pl.scan_ndjson(path, schema=schema).select(wanted).collect()
     except pl.exceptions.PolarsError:
         # a line torn by a killed writer: fall back to the tolerant reader
-        df = pl.DataFrame([{k: r.get(k) for k in schema} for r in read_jsonl_log(path)], schema=schema, strict=False)
+        df = pl.DataFrame([{k: r.get(k) for k in schema} for r in read_jsonl_log(path)], schema=schema,
+                          strict=False).select(wanted)
     return df.with_row_index("_seq")
 
 
@@ -266,7 +299,8 @@ def judged_keys(ws: Workspace, dataset: str, task: str, judge: str) -> set[tuple
     """Review keys ``(business_id, idx)`` the judge has a finished judgment for: the latest current
     record is not a parse error (a parse error may be a transient bad answer: ``--resume`` asks
     again) and a stale judgment of another text does not count."""
-    df = latest(split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0])
+    log = read_log(ws, dataset, task, judge, columns=(*KEY, "text_hash", "parse_error"))
+    df = latest(split_stale(ws, dataset, log)[0])
     df = df.filter(pl.col("parse_error").is_null()).select(KEY).unique()
     return set(zip(df["business_id"].to_list(), df["idx"].to_list(), strict=True))
 
@@ -282,7 +316,7 @@ def list_judges(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
         judge = _judge_of_file(path)
         if judge is None:
             continue
-        df = latest(read_log(ws, dataset, task, judge))
+        df = latest(read_log(ws, dataset, task, judge, columns=(*KEY, "parse_error", "created_at", "prompt_version")))
         if df.height == 0:
             continue
         out.append({
@@ -296,6 +330,38 @@ def list_judges(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
     for item in out:
         item["is_gt_judge"] = item["judge"] == gt
     return out
+
+
+def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
+    """The judges :func:`list_judges` lists, in its order, without reading their logs: a judge
+    counts when its log's first line is a record (a log holding only a torn line counts none)."""
+    folder = ws.judgments_dir(dataset, task)
+    if not folder.exists():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.jsonl")):
+        judge = _judge_of_file(path)
+        if judge is not None and _has_record(path):
+            out.append(judge)
+    return out
+
+
+def _has_record(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    return line.endswith(b"\n") and isinstance(_loads(line), dict)
+    except OSError:
+        return False
+    return False
+
+
+def _loads(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
 
 
 def _pick_gt(judges: list[str], chosen: str | None) -> str | None:
@@ -330,13 +396,12 @@ def set_gt_judge(ws: Workspace, dataset: str, task: str, judge: str) -> None:
 
 def get_gt_judge(ws: Workspace, dataset: str, task: str) -> str | None:
     """The recorded GT judge, else the only judge, else None (no judge or several)."""
-    judges = [j["judge"] for j in list_judges(ws, dataset, task)]
-    return _pick_gt(judges, _read_settings(ws, dataset, task).get("gt_judge"))
+    return _pick_gt(judge_names(ws, dataset, task), _read_settings(ws, dataset, task).get("gt_judge"))
 
 
 def resolve_judge(ws: Workspace, dataset: str, task: str, judge: str | None) -> str:
     """``judge`` if given (it must have a log), else the GT judge; a clear error otherwise."""
-    judges = [j["judge"] for j in list_judges(ws, dataset, task)]
+    judges = judge_names(ws, dataset, task)
     if judge is not None:
         if judge not in judges:
             raise UnknownNameError(f"judge of {dataset}/{task}", judge, judges)
@@ -361,6 +426,10 @@ def review_metadata(ws: Workspace, dataset: str) -> pl.DataFrame:
     return reviews.join(rest, on="business_id", how="left").select(META_COLUMNS).collect()
 
 
+_RAW_JUDGMENT_COLUMNS = ("business_id", "review_id", "idx", "text_hash", "fields", "excerpt", "parse_error", "judge",
+                         "prompt_version", "created_at", "confidence")
+
+
 def load_raw_judgments(ws: Workspace, dataset: str, task: str, judge: str | None = None) -> pl.DataFrame:
     """The latest judgment per review of one judge as the judge wrote it (no human overrides),
     review metadata joined, sorted by (business_id, idx); stale judgments (another text) left out.
@@ -372,7 +441,8 @@ def load_raw_judgments(ws: Workspace, dataset: str, task: str, judge: str | None
     """
     spec = get_task(task, ws)
     judge = resolve_judge(ws, dataset, task, judge)
-    log = latest(split_stale(ws, dataset, read_log(ws, dataset, task, judge))[0])
+    log = read_log(ws, dataset, task, judge, columns=_RAW_JUDGMENT_COLUMNS)
+    log = latest(split_stale(ws, dataset, log)[0])
     df = log.select(
         "business_id", pl.col("review_id").alias("_log_review_id"), "idx",
         *[pl.col("fields").struct.field(f).alias(f) for f in spec.field_names],

@@ -229,13 +229,70 @@ def cache_key(
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+class GroupCommit:
+    """Durable appends to a JSONL log from many threads, one fsync per group (group commit).
+
+    ``append(row)`` returns once ``row`` is on disk. The first caller to find no write under way
+    writes every row queued so far in one append (flush + fsync) while the others queue theirs for
+    the next one; no lock is held during the write, so queuing never waits for a disk sync. A
+    failed write raises in every caller whose row it carried.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cond = threading.Condition()
+        self._queue: list[dict[str, Any]] = []
+        self._queued = 0  # rows ever queued (a row's sequence number)
+        self._durable = 0  # rows whose write finished
+        self._writing = False
+        self._failures: list[tuple[int, int, BaseException]] = []
+
+    def append(self, row: dict[str, Any]) -> None:
+        with self._cond:
+            self._queue.append(row)
+            self._queued += 1
+            mine = self._queued
+            while self._durable < mine:
+                if self._writing:
+                    self._cond.wait()
+                    continue
+                self._write_queued()
+            for first, last, error in self._failures:
+                if first <= mine <= last:
+                    raise error
+
+    def _write_queued(self) -> None:
+        """Write the queue (called holding the condition, which is released during the write)."""
+        batch, self._queue, first, last = self._queue, [], self._durable + 1, self._queued
+        self._writing = True
+        self._cond.release()
+        error: BaseException | None = None
+        try:
+            append_jsonl(self.path, batch)
+        except BaseException as exc:  # noqa: BLE001 - raised in every caller whose row was in the batch
+            error = exc
+        finally:
+            self._cond.acquire()
+            self._writing = False
+            self._durable = last
+            if error is not None:
+                self._failures.append((first, last, error))
+            self._cond.notify_all()
+
+
 class ResponseCache:
-    """Answers by request hash, kept as an append-only JSONL file (shared by processes)."""
+    """Answers by request hash, kept as an append-only JSONL file (shared by processes).
+
+    The in-memory lock guards the entries only: :meth:`put` appends through a
+    :class:`GroupCommit`, so threads storing answers at once share one fsync instead of queuing
+    one by one behind a lock held across each disk sync.
+    """
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path is not None else None
         self._entries: dict[str, dict[str, Any]] | None = None
         self._lock = threading.Lock()
+        self._log = GroupCommit(self.path) if self.path is not None else None
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
@@ -251,10 +308,10 @@ class ResponseCache:
     def put(self, key: str, entry: dict[str, Any]) -> None:
         """Store an answer durably (appended with fsync before the caller goes on)."""
         row = {"key": key, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **entry}
+        if self._log is not None:
+            self._log.append(row)  # on disk before anyone uses it; no lock held meanwhile
         with self._lock:
             self._load()[key] = row
-            if self.path is not None:
-                append_jsonl(self.path, [row])
 
     def remember(self, key: str, entry: dict[str, Any]) -> dict[str, Any]:
         """Keep an answer in memory only; returns the row for the caller to append (group commit)."""

@@ -175,6 +175,8 @@ class LLMServer(LoopbackServer):
         self.in_flight = 0  # chat requests being answered right now
         self.max_in_flight = 0  # the most ever in flight at once
         self.chat_requests = 0  # every chat request that arrived
+        self.first_request_at = 0.0  # wall clock (time.time) of the first chat request, 0 before
+        self.last_answer_at = 0.0  # wall clock of the latest chat answer sent
         self.embedding_requests = 0  # every embeddings request
         self._rng = random.Random(0)
         self.batch_polls_before_done = 1  # retrieves that still say in_progress
@@ -250,10 +252,12 @@ class LLMServer(LoopbackServer):
             self.in_flight += 1
             self.chat_requests += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.first_request_at = self.first_request_at or time.time()
 
     def leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
+            self.last_answer_at = time.time()
 
     def _key_of(self, body: dict[str, Any]) -> str | None:
         for message in body.get("messages") or []:
@@ -478,7 +482,8 @@ class _Handler(BaseHTTPRequestHandler):
                                        "code": "invalid_api_key"}})
             return
         if self.path.rstrip("/") == "/v1/_stats":  # counters for a client in another process (bench)
-            self._send(200, {"chat_requests": state.chat_requests, "max_in_flight": state.max_in_flight})
+            self._send(200, {"chat_requests": state.chat_requests, "max_in_flight": state.max_in_flight,
+                             "first_request_at": state.first_request_at, "last_answer_at": state.last_answer_at})
             return
         if self.path.rstrip("/") == "/v1/models":
             self._send(200, {"object": "list", "data": [{"id": "test-model", "object": "model", "created": 0,

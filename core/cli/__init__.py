@@ -7,6 +7,11 @@ code (or None for 0). ``args.workspace`` is a resolved :class:`core.workspace.Wo
 ``ValueError``/``FileNotFoundError``, an ``OSError`` such as a full disk or a read-only folder, a
 label store that is not a database) becomes one line ``error: …`` on stderr and exit code 1, with
 any configured API key redacted; ``--debug`` shows the traceback instead.
+
+Only the module of the command being run is imported (:data:`COMMANDS` maps each command to its
+module; ``tests/core/test_cli_lazy.py`` checks the map against what the modules register): a
+command pays for its own libraries, not for every other command's. ``--help`` without a command
+builds the full parser.
 """
 
 from __future__ import annotations
@@ -16,18 +21,32 @@ import importlib
 import json
 import pkgutil
 import sys
+from collections.abc import Sequence
 from typing import Any
-
-from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import WorkbenchError
 from core.locks import clean_leftovers
 from core.settings import redact
 from core.workspace_choice import workspace_from_env
 
+# command -> the module of this package that registers it
+COMMANDS: dict[str, str] = {
+    "datasets": "datasets", "demo": "demo", "gold": "gold", "gt": "gt", "index": "index", "jobs": "jobs",
+    "judge": "judge", "judges": "judges", "judgments": "judgments", "labels": "labels", "overrides": "overrides",
+    "policies": "policies", "run": "run", "runs": "runs", "score": "score", "show": "score", "scorer": "scorer",
+    "study": "study",
+}
+_GLOBAL_VALUE_OPTIONS = ("--workspace",)
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, with every command module's subcommands."""
+
+def command_modules() -> list[str]:
+    """Every module of this package (the ones defining ``register`` add commands)."""
+    return sorted(info.name for info in pkgutil.iter_modules(__path__))
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser: with ``command`` (a key of :data:`COMMANDS`), only that command's
+    module is imported and registered; without, every module's subcommands."""
     prog = "workbench" if sys.argv and sys.argv[0].endswith("workbench") else "python -m core"
     parser = argparse.ArgumentParser(prog=prog, description="Scale Workbench command line.")
     parser.add_argument("--workspace", metavar="DIR", help="workspace folder (default: $WORKBENCH_WORKSPACE or data/demo)")
@@ -35,12 +54,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
+    names = [COMMANDS[command]] if command in COMMANDS else command_modules()
+    for name in names:
+        register = getattr(importlib.import_module(f"{__name__}.{name}"), "register", None)
         if register is not None:
             register(sub)
     return parser
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (the first word that is not a global option), if any.
+
+    >>> command_of(["--workspace", "ws", "--json", "gt", "--k", "25"])
+    'gt'
+    >>> command_of(["--help"]) is None
+    True
+    """
+    args = iter(argv)
+    for arg in args:
+        if arg in _GLOBAL_VALUE_OPTIONS:
+            next(args, None)
+        elif arg == "--":
+            return next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
 
 
 def json_flag(p: argparse.ArgumentParser) -> None:
@@ -58,6 +96,11 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
         print(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
 
 
+def _is_sqlalchemy_error(exc: BaseException) -> bool:
+    sa_exc = sys.modules.get("sqlalchemy.exc")
+    return sa_exc is not None and isinstance(exc, sa_exc.SQLAlchemyError)
+
+
 def error_line(exc: BaseException) -> str:
     """One line for the user: the message of a workbench error, the reason and file of an OS
     error, never a traceback or a key."""
@@ -66,16 +109,25 @@ def error_line(exc: BaseException) -> str:
         text = f"{exc.strerror}{where}"
     elif isinstance(exc, RecursionError):
         text = "input nested too deeply"
-    elif isinstance(exc, SQLAlchemyError):
+    elif _is_sqlalchemy_error(exc):
         text = f"label store: {str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
     else:
         text = str(exc) or type(exc).__name__
     return redact(" ".join(text.split()))[:2000]
 
 
+def _reported(exc: BaseException) -> bool:
+    """True for the errors that become one ``error:`` line (the label store's database errors
+    included: SQLAlchemy is only imported by the commands that open the store)."""
+    if isinstance(exc, (WorkbenchError, ValueError, OSError, RecursionError, OverflowError)):
+        return True
+    return _is_sqlalchemy_error(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_of(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -85,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.workspace.exists():
             clean_leftovers(args.workspace)  # staging folders of killed imports
         code = args.func(args)
-    except (WorkbenchError, ValueError, OSError, RecursionError, OverflowError, SQLAlchemyError) as exc:
-        if getattr(args, "debug", False):
+    except Exception as exc:
+        if not _reported(exc) or getattr(args, "debug", False):
             raise
         print(f"error: {error_line(exc)}", file=sys.stderr)
         return 1

@@ -9,7 +9,10 @@ judged again), as is every review waiting in a submitted, uncollected batch. One
 finished judgment to the log at once (``append_judgments``, fsync), so killing the process loses
 at most the calls in flight and a resumed run repeats no stored one. Failed calls are reported,
 not stored. The judge's xnot-style extraction log (SPEC §2.4,
-``judgments/{dataset}/{task}/{judge}.extraction_log.json``) is kept up to date.
+``judgments/{dataset}/{task}/{judge}.extraction_log.json``) is kept up to date: its counts are
+kept as judgments arrive (work in proportion to the new judgments, never a pass over every
+matched review) and it is rewritten every few seconds. An offline judge judges a large plan in
+worker processes (:mod:`core.judging.pool`), stored in plan order.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import dataclasses
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,8 +30,12 @@ from core.datasets import require_verified
 from core.errors import DataError, IndexMissingError, WorkbenchError
 from core.judging.base import Judge, is_failure, now_iso, review_key
 from core.judging.batch_records import pending_batch_keys
+from core.judging.extraction_progress import ExtractionProgress
+from core.judging.pool import POOL_MIN_ROWS, JudgedChunk, judge_in_chunks, worker_count
 from core.judgment_files import read_extraction_log, write_extraction_log
-from core.judgments import append_judgments, judged_keys, stale_count
+from core.judgment_log_cache import Appended, extend_cache, parse_lines
+from core.judgment_store import append_encoded_judgments, encode_judgments, judgment_path, log_schema
+from core.judgments import judged_keys, stale_count
 from core.keyword_index import matched_reviews
 from core.locks import judge_lock
 from core.progress import Progress, no_progress
@@ -37,8 +43,10 @@ from core.settings import require_writable
 from core.tasks import get_task
 from core.workspace import Workspace
 
-CHUNK = 1000  # rows per call of a bulk (non-concurrent) judge
 LOG_EVERY_SECONDS = 2.0
+# The extraction log is rewritten at most every LOG_EVERY_SECONDS, and never spends more than
+# 1/LOG_COST_SHARE of the run: at 150,000 restaurants one write takes a noticeable time.
+LOG_COST_SHARE = 20
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,25 +191,61 @@ class _RunState:
     def __init__(self, plan: JudgingPlan, report: JudgingReport) -> None:
         self.plan, self.report = plan, report
         self.done: set[tuple[str, int]] = set(plan.done_keys)
+        self.extraction = ExtractionProgress(plan, self.done)
         self.started = _log_started(plan)
+        self.spec = get_task(plan.task, plan.ws)
+        self.path = judgment_path(plan.ws, plan.dataset, plan.task, plan.judge_id)
         self._last_log = 0.0
+        self._log_cost = 0.0
+        # a large run keeps the rows it appends, to extend the log's columnar copy at the end
+        self.appended: list[Appended] | None = [] if len(plan.rows) >= POOL_MIN_ROWS else None
 
     def store(self, records: Iterable[dict[str, Any]]) -> None:
+        """Store judged records (failures are reported, not stored)."""
         records = list(records)
         judgments = [r for r in records if not is_failure(r)]
-        self.report.failures.extend(r for r in records if is_failure(r))
-        if judgments:
-            append_judgments(self.plan.ws, self.plan.dataset, self.plan.task, self.plan.judge_id, judgments)
-            self.report.judged += len(judgments)
-            self.report.parse_errors += sum(1 for r in judgments if r.get("parse_error"))
-            self.done.update(review_key(r) for r in judgments if not r.get("parse_error"))
+        self.store_chunk(JudgedChunk(
+            data=encode_judgments(self.spec, self.plan.dataset, self.plan.judge_id, judgments) if judgments else b"",
+            judged=len(judgments), parse_errors=sum(1 for r in judgments if r.get("parse_error")),
+            finished_keys=[review_key(r) for r in judgments if not r.get("parse_error")],
+            failures=[r for r in records if is_failure(r)],
+        ))
+
+    def store_chunk(self, chunk: JudgedChunk) -> None:
+        """Append a judged chunk's lines, count it, and rewrite the log when it is due."""
+        data = chunk.data
+        if chunk.records is not None:  # its encoding failed in a worker: raise the error here
+            data = encode_judgments(self.spec, self.plan.dataset, self.plan.judge_id, chunk.records)
+        self.report.failures.extend(chunk.failures)
+        if chunk.judged:
+            start, end = append_encoded_judgments(self.path, data)
+            self._keep(start, end, data)
+            self.report.judged += chunk.judged
+            self.report.parse_errors += chunk.parse_errors
+            for key in chunk.finished_keys:
+                if key not in self.done:
+                    self.done.add(key)
+                    self.extraction.add(key)
         self.write_log()
+
+    def _keep(self, start: int, end: int, data: bytes) -> None:
+        if self.appended is not None:
+            rows = parse_lines(data, log_schema(self.spec))
+            self.appended = None if rows is None else [*self.appended, Appended(start, end, rows)]
+
+    def finish(self) -> None:
+        """Write the extraction log; extend the log's columnar copy by what this run appended."""
+        self.write_log(force=True)
+        if self.appended:
+            extend_cache(self.path, log_schema(self.spec), self.appended)
 
     def write_log(self, *, force: bool = False) -> None:
         now = time.monotonic()
-        if force or now - self._last_log >= LOG_EVERY_SECONDS:
-            self._last_log = now
-            write_progress_log(self.plan, self.done, started=self.started)
+        if force or now - self._last_log >= max(LOG_EVERY_SECONDS, LOG_COST_SHARE * self._log_cost):
+            write_extraction_log(self.plan.ws, self.plan.dataset, self.plan.task, self.plan.judge_id,
+                                 self.extraction.payload(started=self.started))
+            self._last_log = time.monotonic()
+            self._log_cost = self._last_log - now
 
 
 def execute_judging(
@@ -211,8 +255,9 @@ def execute_judging(
     """Judge the plan's reviews and store every judgment as soon as it is made.
 
     A concurrent judge (one call per review) runs in ``concurrency`` worker threads with at most
-    ``2 * concurrency`` reviews in flight; a bulk judge gets chunks of :data:`CHUNK` rows. The
-    log is only written from this (the calling) thread. Once ``stop()`` is true no new review is
+    ``2 * concurrency`` reviews in flight; a bulk judge gets chunks of rows, in worker processes
+    for a large plan (:func:`core.judging.pool.judge_in_chunks`). The log is only written from
+    this (the calling) thread. Once ``stop()`` is true no new review is
     sent; the calls in flight are waited for and stored (so a resumed run repeats none of them)
     and the report says ``cancelled``.
     """
@@ -255,7 +300,7 @@ def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Pro
         else:
             report.cancelled = _run_chunks(plan, judge, state, progress, stop)
     finally:
-        state.write_log(force=True)
+        state.finish()
         report.seconds = time.perf_counter() - started
         totals = getattr(judge, "usage_totals", None)
         report.usage = totals() if callable(totals) else None
@@ -268,14 +313,13 @@ def _message(report: JudgingReport) -> str:
 
 def _run_chunks(plan: JudgingPlan, judge: Judge, state: _RunState, progress: Progress,
                 stop: Callable[[], bool]) -> bool:
-    """Judge in chunks; True when stopped before the last one."""
-    for start in range(0, len(plan.rows), CHUNK):
-        if stop():
-            return True
-        chunk = plan.rows[start : start + CHUNK]
-        state.store(judge.judge(chunk))
-        progress(start + len(chunk), len(plan.rows), _message(state.report))
-    return False
+    """Judge in chunks (in worker processes for a large plan); True when stopped before the last one."""
+    def store(chunk: JudgedChunk, done: int) -> None:
+        state.store_chunk(chunk)
+        progress(done, len(plan.rows), _message(state.report))
+
+    return judge_in_chunks(plan.rows, judge, state.spec, plan.dataset, store=store, stop=stop,
+                           workers=worker_count(len(plan.rows)))
 
 
 def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency: int, progress: Progress,
@@ -283,15 +327,16 @@ def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency:
     """Judge one review per call in a thread pool; True when stopped before the last review was sent."""
     pool = cf.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
     in_flight: set[cf.Future] = set()
+    order: dict[cf.Future, int] = {}
     finished = 0
 
     def drain(until: int) -> None:
         nonlocal finished, in_flight
         while len(in_flight) > until:
             done, in_flight = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
-            for future in done:
-                state.store(future.result())
-                finished += 1
+            # the answers that came in together are appended together (one fsync), in plan order
+            state.store(record for future in sorted(done, key=order.__getitem__) for record in future.result())
+            finished += len(done)
             progress(finished, len(plan.rows), _message(state.report))
 
     stopped = False
@@ -301,7 +346,9 @@ def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency:
             if stop():
                 stopped = True
                 break
-            in_flight.add(pool.submit(judge.judge, [row]))
+            future = pool.submit(judge.judge, [row])
+            order[future] = len(order)
+            in_flight.add(future)
         drain(0)  # the calls in flight are paid for: store their answers
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
@@ -321,32 +368,8 @@ def _log_started(plan: JudgingPlan) -> str:
 
 
 def progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str) -> dict[str, Any]:
-    """The xnot ``extraction_log.json`` payload (SPEC §2.4) for the judge's current state.
-
-    A restaurant is complete when every one of its keyword-matched reviews has a stored judgment
-    (restaurants without a match are complete); ``reviews_extracted`` counts stored judgments of
-    matched reviews.
-    """
-    open_per_restaurant: dict[str, int] = defaultdict(int)
-    for key in plan.matched_keys:
-        if key not in done:
-            open_per_restaurant[key[0]] += 1
-    names = plan.restaurants.select("business_id", "name").rows()
-    completed = [name or bid for bid, name in names if open_per_restaurant.get(bid, 0) == 0]
-    return {
-        "task_id": plan.task,
-        "dataset": plan.dataset,
-        "judge": plan.judge_id,
-        "extraction_prompt_version": plan.prompt_version,
-        "started": started,
-        "completed_restaurants": completed,
-        "progress": {
-            "restaurants_processed": len(completed),
-            "restaurants_total": len(names),
-            "reviews_extracted": sum(1 for k in plan.matched_keys if k in done),
-        },
-        "last_updated": now_iso(),
-    }
+    """The xnot ``extraction_log.json`` payload (SPEC §2.4) for a judge whose stored judgments are ``done``."""
+    return ExtractionProgress(plan, done).payload(started=started)
 
 
 def write_progress_log(plan: JudgingPlan, done: set[tuple[str, int]], *, started: str) -> None:

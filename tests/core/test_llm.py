@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from core.errors import WorkbenchError
+from core.files import read_jsonl_log
 from core.llm import LLM, ResponseCache, UsageTotals, cost_usd, make_client, price_for, workspace_cache
 from tests.llm_server import rate_limited, server_error, slow
 
@@ -124,3 +125,58 @@ def test_usage_totals_count_unpriced_models():
         "calls": 2, "cached_calls": 1, "prompt_tokens": 6, "completion_tokens": 2,
         "cost_usd": 0.5, "unpriced_calls": 1,
     }
+
+
+def test_threads_storing_answers_share_fsyncs_and_every_answer_is_on_disk(tmp_path, monkeypatch):
+    import threading
+
+    import core.files
+    from core import llm as llm_module
+
+    writes: list[int] = []
+    real = core.files.append_jsonl
+
+    def counting(path, rows):
+        rows = list(rows)
+        writes.append(len(rows))
+        time.sleep(0.01)  # a slow disk: rows that arrive meanwhile go together in the next write
+        return real(path, rows)
+
+    monkeypatch.setattr(llm_module, "append_jsonl", counting)
+    cache = ResponseCache(tmp_path / "llm.jsonl")
+    barrier = threading.Barrier(32)
+
+    def store(i: int) -> None:
+        barrier.wait()
+        cache.put(f"k{i}", {"content": str(i)})
+        assert ResponseCache(tmp_path / "llm.jsonl").get(f"k{i}")["content"] == str(i)  # durable when put returns
+
+    threads = [threading.Thread(target=store, args=(i,)) for i in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(writes) == 32 and len(writes) < 32  # grouped
+    assert {r["key"] for r in read_jsonl_log(tmp_path / "llm.jsonl")} == {f"k{i}" for i in range(32)}
+
+
+def test_a_failed_group_write_raises_in_its_callers_only(tmp_path, monkeypatch):
+    from core import llm as llm_module
+
+    calls = iter([OSError("disk full"), None])
+
+    def flaky(path, rows):
+        error = next(calls)
+        if error is not None:
+            raise error
+        return core_files_append(path, rows)
+
+    from core.files import append_jsonl as core_files_append
+
+    monkeypatch.setattr(llm_module, "append_jsonl", flaky)
+    cache = ResponseCache(tmp_path / "llm.jsonl")
+    with pytest.raises(OSError, match="disk full"):
+        cache.put("a", {"content": "1"})
+    assert cache.get("a") is None  # never visible when it did not reach the disk
+    cache.put("b", {"content": "2"})
+    assert ResponseCache(tmp_path / "llm.jsonl").get("b")["content"] == "2"

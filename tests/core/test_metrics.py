@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import average_precision_score
+from sklearn.metrics import average_precision_score, f1_score
 
 from core.ground_truth import get_policy
 from core.metrics import (
     METRICS,
     average_precision,
     claimed_incidents,
+    macro_f1_score,
     ordinal_auprc,
     paired_differences,
     process_score,
@@ -21,6 +22,7 @@ from core.metrics import (
     weighted_average_precision,
 )
 from core.metrics.bootstrap import draw_counts, resample_index
+from core.metrics.ranking import average_precision_score_like_sklearn
 from tests.core.metrics_helpers import answer, run, sample
 
 V2 = get_policy("G1_allergy_V2", None)
@@ -172,6 +174,16 @@ def test_average_precision_matches_reference_and_sklearn(pairs):
         assert np.isnan(average_precision(y, s))
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.integers(2, 80), st.integers(0, 2**32 - 1), st.integers(1, 12))
+def test_the_ordinal_auprc_ap_is_sklearns_float(n, seed, distinct):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    y[rng.integers(0, n)] = 1  # at least one positive
+    s = rng.integers(0, distinct, n) / rng.integers(1, 7)  # ties and fractions
+    assert average_precision_score_like_sklearn(y, s) == float(average_precision_score(y, s))
+
+
 def test_average_precision_edge_cases():
     assert np.isnan(average_precision([0, 0, 0], [0.1, 0.2, 0.3]))   # no positive: undefined
     assert average_precision([1, 1], [0.1, 0.2]) == 1.0              # one class (all positive)
@@ -188,6 +200,40 @@ def test_average_precision_edge_cases():
     assert ordinal_auprc([1, 2], [0.1, 0.2])["thresholds"][0]["reason"] == "every sample has GT ≥ High Risk"
     with pytest.raises(ValueError, match="NaN"):
         ordinal_auprc([0, 1], [np.nan, 1])
+
+
+# -- macro F1: by hand, scikit-learn on random inputs, edge cases ---------------------------------
+SCALE = ["Low Risk", "High Risk", "Critical Risk"]
+
+
+def test_macro_f1_by_hand():
+    # Low: TP 1, 2 true, 1 predicted -> 2·1/(2+1) = 2/3; High: TP 1, 1 true, 2 predicted -> 2/3;
+    # Critical: never true nor predicted -> 0 (zero_division 0); mean (2/3 + 2/3 + 0)/3 = 4/9
+    got = macro_f1_score(["Low Risk", "Low Risk", "High Risk"], ["Low Risk", "High Risk", "High Risk"], labels=SCALE)
+    assert got == pytest.approx(4 / 9, abs=1e-15)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 2**32 - 1), st.booleans())
+def test_macro_f1_equals_sklearn_on_random_inputs(n, seed, with_other):
+    rng = np.random.default_rng(seed)
+    values = SCALE + (["Not a verdict", None] if with_other else [])
+    y_true = [SCALE[i] for i in rng.integers(0, 3, n)]
+    y_pred = [values[i] for i in rng.integers(0, len(values), n)]
+    want = f1_score(y_true, ["" if v is None else v for v in y_pred], labels=SCALE, average="macro", zero_division=0)
+    got = macro_f1_score(y_true, y_pred, labels=SCALE)
+    assert abs(got - want) <= 1e-12
+    assert got == float(want)  # the same operations in the same order: the same float
+
+
+def test_macro_f1_edge_cases():
+    assert macro_f1_score([], [], labels=SCALE) is None
+    assert macro_f1_score(["Low Risk"], ["Low Risk"], labels=["Low Risk"]) == 1.0  # one class, all right
+    assert macro_f1_score(["Low Risk"], [None], labels=SCALE) == 0.0               # no answer: no label
+    with pytest.raises(ValueError, match="one length"):
+        macro_f1_score(["Low Risk"], [], labels=SCALE)
+    with pytest.raises(ValueError, match="at least one verdict"):
+        macro_f1_score(["Low Risk"], ["Low Risk"], labels=[])
 
 
 @settings(max_examples=50, deadline=None)
