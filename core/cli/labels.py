@@ -29,7 +29,7 @@ from core.labeling.links import create_link, revoke_links
 from core.labeling.reports import project_summary, ratings_frame
 from core.labeling.store import ROLES, SPREAD_MEASURES, LabelStore, open_store
 from core.progress import cli_progress
-from core.workspace import check_name
+from core.workspace import check_name, is_valid_name
 
 
 def _project_arg(p: argparse.ArgumentParser) -> None:
@@ -43,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("init", help="create the label store and a project (idempotent)")
     p.add_argument("project", help="project name (letters, digits, '_', '-', '.')")
-    p.add_argument("--guidelines", metavar="FILE", help="markdown file with the rating guidelines")
+    p.add_argument("--guidelines", metavar="FILE", help="the rating guidelines: a markdown file, or the name of one the workbench ships (aita)")
     p.add_argument("--labels", nargs=3, metavar=("NEG", "ZERO", "POS"), help="what -1, 0 and +1 mean")
     p.add_argument("--target", type=int, help="raters per item (default 3)")
     p.add_argument("--visible-fields", metavar="A,B", help="exactly the fields raters see (default prompt_title; "
@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("project", help="show or change a project's settings: fields raters see (the title "
                        "included), scale labels, guidelines, target raters, extra raters where they disagree")
     p.add_argument("project")
-    p.add_argument("--guidelines", metavar="FILE", help="markdown file with the rating guidelines")
+    p.add_argument("--guidelines", metavar="FILE", help="the rating guidelines: a markdown file, or the name of one the workbench ships (aita)")
     p.add_argument("--labels", nargs=3, metavar=("NEG", "ZERO", "POS"), help="what -1, 0 and +1 mean")
     p.add_argument("--target", type=int, help="raters per item")
     p.add_argument("--visible-fields", metavar="A,B", help="exactly these fields (prompt_title, item columns, "
@@ -136,7 +136,7 @@ def _settings(args: argparse.Namespace, current: tuple[str, ...]) -> dict[str, A
     """The project settings the arguments change (``current``: the visible fields now)."""
     settings: dict[str, Any] = {}
     if args.guidelines:
-        settings["guidelines"] = Path(args.guidelines).read_text(encoding="utf-8")
+        settings["guidelines"] = _guidelines(args.guidelines)
     if args.labels:
         settings["scale_labels"] = tuple(args.labels)
     if args.target is not None:
@@ -379,3 +379,15 @@ def cmd_role(args: argparse.Namespace) -> int:
     set_role(store, args.code, args.role)
     emit(args, {"code": args.code, "role": args.role}, f"{args.code} is now {args.role}")
     return 0
+
+
+SHIPPED_GUIDELINES = Path(__file__).resolve().parents[1] / "labeling" / "data"
+
+
+def _guidelines(ref: str) -> str:
+    """Guidelines text: a shipped set by name (``aita`` → ``core/labeling/data/aita_guidelines.md``),
+    else a markdown file path (resolved against the current folder)."""
+    shipped = SHIPPED_GUIDELINES / f"{ref}_guidelines.md"
+    if is_valid_name(ref) and shipped.is_file():
+        return shipped.read_text(encoding="utf-8")
+    return Path(ref).read_text(encoding="utf-8")

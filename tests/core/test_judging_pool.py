@@ -33,7 +33,7 @@ def _extraction_bytes(ws, judge: str) -> bytes:
 
 def _judge_all(ws, workers: int, monkeypatch, **kwargs):
     monkeypatch.setenv(pool.WORKERS_ENV, str(workers))
-    judge = make_judge("heuristic-v2", get_task("G1a"))
+    judge = make_judge("heuristic-v2", get_task("G1a", None))
     return execute_judging(plan_judging(ws, *DEMO, judge, resume=True), judge, **kwargs)
 
 
@@ -71,7 +71,7 @@ def test_a_stop_keeps_whole_chunks_and_a_resume_finishes_the_same_log(demo_ws, m
     second = _judge_all(demo_ws, 2, monkeypatch)
     assert second.skipped == first.judged and first.judged + second.judged == full.judged
     assert _log_bytes(demo_ws, "heuristic-v2") == complete
-    plan = plan_judging(demo_ws, *DEMO, make_judge("heuristic-v2", get_task("G1a")))
+    plan = plan_judging(demo_ws, *DEMO, make_judge("heuristic-v2", get_task("G1a", None)))
     want = ExtractionProgress(plan, set(plan.done_keys)).payload(started="*")
     got = read_extraction_log(demo_ws, *DEMO, "heuristic-v2")
     assert {**got, "started": "*", "last_updated": "*"} == {**want, "last_updated": "*"}

@@ -102,7 +102,7 @@ def test_a_large_judge_run_leaves_a_copy_of_what_it_appended(demo_ws, monkeypatc
     monkeypatch.setattr("core.judging.runner.POOL_MIN_ROWS", 1)
     monkeypatch.setenv(pool.WORKERS_ENV, "2")
     shutil.rmtree(demo_ws.judgments_dir("demo", "G1a"))
-    judge = make_judge("heuristic-v2", get_task("G1a"))
+    judge = make_judge("heuristic-v2", get_task("G1a", None))
     report = execute_judging(plan_judging(demo_ws, "demo", "G1a", judge), judge)
     path = judgment_path(demo_ws, "demo", "G1a", "heuristic-v2")
     meta = cache.read_json(cache.cache_paths(path)[1])
