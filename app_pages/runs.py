@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import polars as pl
 import streamlit as st
 
 from core import ui
@@ -58,13 +59,13 @@ with st.container(border=True):
         st.error(glue.describe_error(exc))
         st.stop()
     f = plan["preflight"]
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Samples to run", f"{f['to_run']:,}")
-    if not f["uses_llm"]:
-        m2.metric("LLM calls", "none (baseline)")
-    elif f["offline"]:
-        m2.metric("LLM calls", "offline model")
+    if not f["uses_llm"] or f["offline"]:
+        m1, m2 = st.columns([1, 3])  # the wider column: the value is a phrase, never cut off
+        m1.metric("Samples to run", f"{f['to_run']:,}")
+        m2.metric("LLM calls", "none: a baseline" if not f["uses_llm"] else "none: an offline model answers")
     else:
+        m1, m2, m3, m4 = st.columns(4)
+        m1.metric("Samples to run", f"{f['to_run']:,}")
         m2.metric("Calls cached / new", f"{f['cached_calls']:,} / {f['new_calls']:,}")
         m3.metric("Estimated tokens", f"{f['est_prompt_tokens'] + f['est_completion_tokens']:,}")
         m4.metric("Estimated cost", f"${f['est_cost_usd']:.4f}" if f["priced"] else "no price")
@@ -127,18 +128,24 @@ table = glue.runs_table(ws)
 if table.is_empty():
     st.caption("No runs yet.")
 else:
-    st.dataframe(table, hide_index=True, placeholder="—", width="stretch", column_config={
-        "run_id": st.column_config.TextColumn("Run", width=140),  # the whole table fits a 1280 px window
-        "status": "Status", "method": "Method", "policy": "Policy", "k": "K",
-        "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
-        "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
-        "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),
-        "model": st.column_config.TextColumn("Model", help="— for the baselines, which call no model"),
+    noted = bool(table["notes"].str.len_chars().sum())
+    table = table.with_columns(pl.when(pl.col("errors") > 0)  # done and failed in one cell: the table fits 1280 px
+                               .then(pl.format("{} · {} failed", pl.col("done"), pl.col("errors")))
+                               .otherwise(pl.col("done").cast(pl.Utf8)).alias("done"))
+    order = ["results", "status", "method", "model", "policy", "k", "done", "cost_usd", "elapsed_s", "gt"] + (
+        ["notes"] if noted else [])  # tokens: on the run's Results
+    st.dataframe(table, hide_index=True, placeholder="—", width="stretch", column_order=order, column_config={
+        "results": st.column_config.LinkColumn("Run", display_text=r"/results\?run=(.*)", width=140,
+                                               help="Opens the run's Results"),
+        "status": "Status", "method": "Method", "policy": "Policy", "k": st.column_config.NumberColumn("K", width=45),
+        "done": st.column_config.TextColumn("Done", help="Samples finished, and how many of them failed"),
+        "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f", width=62),
+        "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s", width=52),
+        "model": st.column_config.TextColumn("Model", help="— for the baselines, which call no model; heuristic is "
+                                                       "the offline model (rules, no LLM)"),
         "gt": st.column_config.TextColumn("GT", help="The GT the run was scored against (computed here, or a GT file) "
                                                      "and its version, a digest of its inputs; 'stale' when they "
                                                      "changed since. Its Results page names it in full and rescores it."),
-        "gt_stale": None, "gt_why": None,
         "notes": st.column_config.TextColumn("Notes", help="What the figures do not say by themselves, e.g. "
                                              "an amos run that fell back to the task's default spec (Results says why)"),
-        "results": st.column_config.LinkColumn("Results", display_text="open"),
     })

@@ -46,7 +46,7 @@ def test_launch_offline_run_shows_preflight_and_completes(app_factory, ws_copy):
     assert at.title[0].value == "Runs"
     at.selectbox(key="runs.method").set_value("amos").run()
     labels = {m.label: m.value for m in at.metric}
-    assert labels["Samples to run"] == "12" and labels["LLM calls"] == "offline model"
+    assert labels["Samples to run"] == "12" and labels["LLM calls"] == "none: an offline model answers"
     before = {r["run_id"] for r in at.dataframe[0].value.to_dict("records")} if at.dataframe else set()
     at.button(key="runs.launch").click().run()
     assert not at.exception, at.exception

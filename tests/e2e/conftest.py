@@ -135,7 +135,7 @@ def app_server(e2e_workspace) -> Iterator[StreamlitServer]:
     server.stop()
 
 
-def wait_ready(page, text: str, timeout: float = 30_000) -> None:
+def wait_ready(page, text: str, timeout: float = 60_000) -> None:
     """Wait until ``text`` is shown and Streamlit has finished running the script."""
     page.get_by_text(text, exact=False).first.wait_for(timeout=timeout)
     page.wait_for_timeout(300)  # the "Running…" widget shows a moment after a rerun starts

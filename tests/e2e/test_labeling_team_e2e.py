@@ -124,6 +124,7 @@ def test_an_admin_creates_a_link_that_works_and_a_revoked_one_does_not(team, chr
     page.wait_for_function("() => document.cookie.includes('workbench_team=admin.')", timeout=30_000)
     page.goto(f"{server.url}/label-review")
     wait_ready(page, "without a personal rater identity")
+    page.get_by_role("button", name="Create link").wait_for(timeout=60_000)  # the page renders on: a loaded machine
     page.get_by_label("Rater code").first.fill("new_rater")
     page.get_by_role("button", name="Create link").click()
     wait_ready(page, "shown once")
