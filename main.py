@@ -7,7 +7,7 @@ import streamlit as st
 
 from core import ui
 from core.ui import auth, hosting, warmup
-from core.workspace_choice import workspace_dir
+from core.workspace.choice import workspace_dir
 
 with warmup.page_run():  # not while the warm-up imports a module (core.ui.warmup._Gate)
     st.set_page_config(page_title="Scale Workbench", page_icon=ui.FAVICON, layout="wide")

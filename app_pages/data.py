@@ -6,8 +6,9 @@ from datetime import date
 
 import streamlit as st
 
-from core import browse, ui
-from core.errors import WorkbenchError
+from core import ui
+from core.base.errors import WorkbenchError
+from core.datasets import browse
 from core.tasks import get_task, task_ids
 from core.ui import cache, data_page
 from core.ui.text import show

@@ -6,12 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from core import ui
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
+from core.base.settings import openai_configured
 from core.gold import charts, store
 from core.gold.accuracy import ACCURACY_METHODS
 from core.gold.scoring import STATUSES
 from core.gold.send import send_to_labeling
-from core.settings import openai_configured
 from core.ui import gold as ug
 
 K_SET, K_SOURCE, K_METHOD, K_MODEL, K_ACC_MODEL = "gold.set", "gold.source", "gold.method", "gold.model", "gold.acc_model"

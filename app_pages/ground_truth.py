@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from core import ui
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.ground_truth import FORMULAS, k_label
-from core.gt_views import definitions
+from core.ground_truth.views import definitions
 from core.tasks import task_ids
 from core.ui import cache, gt_grid, gt_page, gt_runs
 from core.ui import judges as ui_judges

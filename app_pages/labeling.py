@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import ui
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, render
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store

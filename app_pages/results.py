@@ -5,8 +5,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from core import result_charts as rc
 from core import ui
+from core.metrics import charts as rc
 from core.ui import results as ur
 from core.ui.text import show
 

@@ -28,7 +28,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.ground_truth import compute_gt_frame, compute_policy_gt_frame  # noqa: E402
-from core.ground_truth.policy_loader import load_policy_file  # noqa: E402
+from core.ground_truth.policies.loader import load_policy_file  # noqa: E402
 from core.ground_truth.reference import reference_gt  # noqa: E402
 
 RULE_POLICY = ("G1_dietary_V2", Path(__file__).resolve().parent.parent / "tests" / "core" / "data" / "policies")

@@ -43,13 +43,13 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.base.files import atomic_dir, write_json_atomic  # noqa: E402
 from core.datasets import flat, import_dataset, lock, store  # noqa: E402
+from core.datasets.db import Database  # noqa: E402
 from core.datasets.schema import REVIEW_SCHEMA  # noqa: E402
 from core.datasets.staging import number_newest_first  # noqa: E402
-from core.db import Database  # noqa: E402
-from core.files import atomic_dir, write_json_atomic  # noqa: E402
-from core.locks import staging_for  # noqa: E402
 from core.workspace import Workspace  # noqa: E402
+from core.workspace.locks import staging_for  # noqa: E402
 
 PAGE_SQL = """
 SELECT idx, date, stars, text FROM reviews
@@ -197,7 +197,7 @@ def _timed(fn, *args):
 
 
 def workbench_run(root: Path, sample: list[str]) -> dict[str, float]:
-    """Query the imported dataset through ``core.db.Database``."""
+    """Query the imported dataset through ``core.datasets.db.Database``."""
     db = Database(root)
     db.query(PAGE_SQL, {"dataset": "bench", "business_id": sample[0], "offset": 0})  # creates the views
     pages = []

@@ -39,11 +39,11 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from core.base.files import write_json_atomic  # noqa: E402
 from core.datasets import LOCK_NAME, TABLES, read_lock, require_verified, write_dataset  # noqa: E402
 from core.datasets.lock import make_lock  # noqa: E402
-from core.files import write_json_atomic  # noqa: E402
-from core.keyword_index import build_index, kw_column, load_index, match_frame, text_hashes  # noqa: E402
 from core.tasks import get_task  # noqa: E402
+from core.tasks.keyword_index import build_index, kw_column, load_index, match_frame, text_hashes  # noqa: E402
 from core.workspace import Workspace  # noqa: E402
 
 SUBJECTS = ["The pad thai", "Our server", "The brisket", "This place", "The hostess", "My burger", "The dumplings",

@@ -43,9 +43,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from core.ground_truth import compute_gt_frame, compute_policy_gt_frame, get_policy  # noqa: E402
-from core.judging.heuristic import PROFILES, judge_text  # noqa: E402
-from core.keyword_index import keyword_hits  # noqa: E402
+from core.judgments.judges.heuristic import PROFILES, judge_text  # noqa: E402
 from core.tasks import get_task  # noqa: E402
+from core.tasks.keyword_index import keyword_hits  # noqa: E402
 
 FIELDS = ("incident_severity", "account_type", "safety_interaction")
 # dev-ADDM restaurants whose reviews heuristic-v2's first rules were written for (commit b69ff17):
@@ -53,7 +53,7 @@ FIELDS = ("incident_severity", "account_type", "safety_interaction")
 # allergic reaction", and "her mouth began to tingle ... allergy medicine", the miss v2 fixed).
 ADDM_DEVELOPED_BESIDE = ("IhN-DlnytNvnzCoTIwwfgQ", "sf-KdXHB5nxfNjl2uUpI6Q")
 DEFINITIONS = ("v1", "v2", "G1_allergy_V2")
-_WORKER = ("import json, sys\nfrom core.judging.heuristic import PROFILES, judge_text\n"
+_WORKER = ("import json, sys\nfrom core.judgments.judges.heuristic import PROFILES, judge_text\n"
            "texts = json.load(sys.stdin)\n"
            "print(json.dumps([judge_text(t, PROFILES[sys.argv[1]])[0] for t in texts]))\n")
 

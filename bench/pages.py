@@ -35,8 +35,8 @@ Step = tuple[str, Callable]
 
 
 def _prepare(workspace: str | None) -> Path:
-    from core import gt_views
     from core.demo import generate_demo
+    from core.ground_truth import views as gt_views
     from core.workspace import Workspace
 
     if workspace:
@@ -49,8 +49,8 @@ def _prepare(workspace: str | None) -> Path:
 
 
 def _core_timings(root: Path) -> list[tuple[str, float]]:
-    from core import gt_views
     from core.ground_truth import explain_k_change, trace_gt
+    from core.ground_truth import views as gt_views
     from core.workspace import Workspace
 
     ws, out = Workspace(root), []
@@ -228,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     root = _prepare(args.workspace)
     os.environ["WORKBENCH_WORKSPACE"] = str(root)
 
-    from core import gt_views
+    from core.ground_truth import views as gt_views
     from core.workspace import Workspace
 
     print(f"workspace {root}")

@@ -7,7 +7,7 @@ Trains the default scorer on the offline advisors' answers to the full rent grid
 advisor's own stance), then times, on ``--n`` responses:
 
 - predict: the scorer over the texts in memory (the chunked, vectorised path ``scorer apply``
-  uses: :mod:`core.scorer.fast`);
+  uses: :mod:`core.study.scorer.fast`);
 - apply: ``scorer apply`` end to end: read and check a ``run.jsonl``, score, write ``run_scored.jsonl``;
 - baselines: the same model through scikit-learn's own ``predict`` in batches (timed on 20,000
   responses and scaled to ``--n``), and called once per response (timed on 2,000, scaled).
@@ -31,12 +31,12 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.scorer import apply, model  # noqa: E402
 from core.study import (
     grid,  # noqa: E402
     scoring,  # noqa: E402
 )
 from core.study.responders import OFFLINE_MODELS  # noqa: E402
+from core.study.scorer import apply, model  # noqa: E402
 
 TARGET_SECONDS = 10.0
 

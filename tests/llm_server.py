@@ -118,7 +118,7 @@ def review_text_in_prompt(request: dict[str, Any]) -> str:
 
 def heuristic_responder(request: dict[str, Any], key: str | None = None) -> dict[str, Any]:
     """A deterministic stand-in G1a model: heuristic-v1's answer for the review in the prompt."""
-    from core.judging.heuristic import judge_text
+    from core.judgments.judges.heuristic import judge_text
 
     fields, excerpt, _ = judge_text(review_text_in_prompt(request))
     return {**fields, "excerpt": excerpt}

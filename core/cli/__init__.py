@@ -3,7 +3,7 @@
 Every module in this package that defines ``register(subparsers)`` adds its subcommands; the
 handler it sets with ``set_defaults(func=...)`` is called as ``func(args)`` and returns the exit
 code (or None for 0). ``args.workspace`` is a resolved :class:`core.workspace.Workspace`,
-``args.json`` asks for machine-readable output. A :class:`core.errors.WorkbenchError` (or
+``args.json`` asks for machine-readable output. A :class:`core.base.errors.WorkbenchError` (or
 ``ValueError``/``FileNotFoundError``, an ``OSError`` such as a full disk or a read-only folder, a
 label store that is not a database) becomes one line ``error: …`` on stderr and exit code 1, with
 any configured API key redacted; ``--debug`` shows the traceback instead.
@@ -24,10 +24,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.errors import WorkbenchError
-from core.locks import clean_leftovers
-from core.settings import redact
-from core.workspace_choice import workspace_from_env
+from core.base.errors import WorkbenchError
+from core.base.settings import redact
+from core.workspace.choice import workspace_from_env
+from core.workspace.locks import clean_leftovers
 
 # command -> the module of this package that registers it
 COMMANDS: dict[str, str] = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from core.base.errors import DataError
+from core.base.progress import cli_progress
 from core.cli import emit
 from core.datasets import dataset_info, import_dataset, list_datasets, require_verified, verify_dataset
-from core.db import Database
-from core.errors import DataError
-from core.progress import cli_progress
+from core.datasets.db import Database
 
 _SAMPLE_RESTAURANTS_SQL = """
 SELECT business_id, name, categories, city, stars, n_reviews FROM restaurants

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from core.base.errors import WorkbenchError
+from core.base.progress import cli_progress
+from core.base.settings import deployment_setup
 from core.cli import emit
 from core.demo import (
     default_truth_path,
@@ -12,9 +15,6 @@ from core.demo import (
     generate_demo,
     is_demo_workspace,
 )
-from core.errors import WorkbenchError
-from core.progress import cli_progress
-from core.settings import deployment_setup
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -19,6 +19,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from core.base.progress import cli_progress
 from core.cli import emit
 from core.gold import store
 from core.gold.accuracy import ACCURACY_METHODS
@@ -29,7 +30,6 @@ from core.gold.items import load_gold_files, resolve_eval_files
 from core.gold.report import now_timestamp, read_report, write_report
 from core.gold.scoring import CONFIG_NAME, load_config
 from core.gold.send import send_to_labeling
-from core.progress import cli_progress
 from core.workspace import Workspace, check_name
 
 

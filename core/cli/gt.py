@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 
 from core.cli import emit, gt_uncertainty, json_flag
+from core.datasets.names import find_restaurant
 from core.ground_truth import (
     distribution_by_k,
     import_gt_file,
@@ -32,10 +33,9 @@ from core.ground_truth import (
 )
 from core.ground_truth.coverage import short_counts, short_message
 from core.ground_truth.export import export_gt, verdict_scale
-from core.gt_lineage import lineages_by_k
+from core.ground_truth.lineage import lineages_by_k
+from core.ground_truth.variants import resolve_definition
 from core.judgments import resolve_judge, stale_count
-from core.restaurant_names import find_restaurant
-from core.variants import resolve_definition
 
 ACTIONS = ("compute", "import", "list", "trace", "diff", "uncertainty")
 

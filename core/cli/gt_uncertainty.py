@@ -15,9 +15,9 @@ from typing import Any
 from core.cli import emit
 from core.ground_truth import k_label, normalize_ks
 from core.ground_truth.uncertainty import EXACT_LIMIT, load_confusion, verdict_probabilities_ws
+from core.ground_truth.variants import resolve_definition
 from core.judgments import resolve_judge
 from core.tasks import get_task
-from core.variants import resolve_definition
 
 
 def run(args: argparse.Namespace) -> int:

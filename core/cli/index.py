@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from core.base.progress import cli_progress
 from core.cli import emit
-from core.keyword_index import build_index
-from core.progress import cli_progress
+from core.tasks.keyword_index import build_index
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def format_stats(stats: dict) -> str:
-    """Human-readable summary of :func:`core.keyword_index.build_index` stats."""
+    """Human-readable summary of :func:`core.tasks.keyword_index.build_index` stats."""
     lines = [f"keyword index of {stats['dataset']}: {stats['total_reviews']:,} reviews, "
              f"{stats['total_restaurants']:,} restaurants ({stats.get('seconds', 0):.2f} s)"]
     for task_id, t in stats["tasks"].items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import core.judging.job  # noqa: F401 - registers the "judge" job kind
+import core.judgments.judges.job  # noqa: F401 - registers the "judge" job kind
 import core.runs  # noqa: F401 - registers the "run" job kind
 from core.cli import emit
 from core.jobs import JOB_KINDS, cancel_job, list_jobs, read_job, resume_job, work

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from core.base.progress import cli_progress
 from core.cli import emit
-from core.progress import cli_progress
 
 EXIT_FAILURES = 3
 
@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _factories(args: argparse.Namespace) -> tuple[Any, Any]:
     """(openai judge factory, batch judge factory) sharing one client and the workspace cache."""
     # deferred: only the `judge` command needs it (CLI start-up)
-    from core.judging.openai_judge import OpenAIJudge
+    from core.judgments.judges.openai_judge import OpenAIJudge
     from core.llm import make_client, workspace_cache
     from core.tasks import get_task
 
@@ -82,8 +82,8 @@ def _factories(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
     # deferred: only the `judge` command needs it (CLI start-up)
-    from core.judging.ensemble import build_ensemble
-    from core.judging.heuristic import HeuristicJudge
+    from core.judgments.judges.ensemble import build_ensemble
+    from core.judgments.judges.heuristic import HeuristicJudge
 
     if args.ensemble:
         return build_ensemble(task, args.ensemble, openai_factory=openai_judge)
@@ -91,7 +91,7 @@ def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
         return openai_judge(task, seed=args.seed)
     if args.judge == "cues":
         # deferred: only the `judge` command needs it (CLI start-up)
-        from core.judging.cues import CueJudge
+        from core.judgments.judges.cues import CueJudge
 
         return CueJudge(task)
     return HeuristicJudge(task, "heuristic-v2" if args.judge == "heuristic-v2" else "heuristic-v1")
@@ -99,7 +99,7 @@ def _build_judge(args: argparse.Namespace, task: Any, openai_judge: Any) -> Any:
 
 def _low_confidence(args: argparse.Namespace) -> int:
     # deferred: only the `judge` command needs it (CLI start-up)
-    from core.judging.ensemble import low_confidence, parse_ensemble_spec
+    from core.judgments.judges.ensemble import low_confidence, parse_ensemble_spec
 
     judge_id = args.judge_id or (f"ensemble-{parse_ensemble_spec(args.ensemble)[0]}" if args.ensemble else None)
     if not judge_id:
@@ -114,7 +114,7 @@ def _low_confidence(args: argparse.Namespace) -> int:
 
 def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
     # deferred: only the `judge` command needs it (CLI start-up)
-    from core.judging.batch import collect_batch
+    from core.judgments.judges.batch import collect_batch
 
     with cli_progress("collect", enabled=not args.no_progress and not args.json) as progress:
         report = collect_batch(args.workspace, args.collect, batch_judge, wait_seconds=args.wait,
@@ -125,10 +125,10 @@ def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
 
 def run(args: argparse.Namespace) -> int:
     # deferred: only the `judge` command needs it (CLI start-up)
-    from core.judging.batch import collect_pending, submit_batch
-    from core.judging.runner import execute_judging, plan_judging
-    from core.locks import judge_lock
+    from core.judgments.judges.batch import collect_pending, submit_batch
+    from core.judgments.judges.runner import execute_judging, plan_judging
     from core.tasks import get_task
+    from core.workspace.locks import judge_lock
 
     openai_judge, batch_judge = _factories(args)
     if args.collect:

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from core.cli import emit
-from core.judging.compare import compare_judges
+from core.ground_truth.views.judge_compare import compare_judges
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from core.base.progress import cli_progress
 from core.cli import emit
-from core.judgment_files import export_xnot_judgments, import_xnot_judgments
 from core.judgments import list_judges, prune_stale, set_gt_judge
-from core.progress import cli_progress
+from core.judgments.xnot_files import export_xnot_judgments, import_xnot_judgments
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     # deferred: only the `judgments` command needs it (CLI start-up)
-    from core.generic_judgments import is_generic_layout
+    from core.judgments.generic import is_generic_layout
 
     if is_generic_layout(args.path):
         return _run_import_generic(args)
@@ -80,7 +80,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 def _run_import_generic(args: argparse.Namespace) -> int:
     # deferred: only the `judgments` command needs it (CLI start-up)
-    from core.generic_judgments import import_generic_judgments
+    from core.judgments.generic import import_generic_judgments
 
     if not args.judge or not args.task:
         raise ValueError("--task and --judge are required for the generic JSONL layout")

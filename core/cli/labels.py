@@ -18,8 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.base.errors import DataError, WorkbenchError
+from core.base.progress import cli_progress
 from core.cli import emit, json_flag
-from core.errors import DataError, WorkbenchError
 from core.labeling import consensus as cons
 from core.labeling import items as labeling_items
 from core.labeling.export import _parse_review_lines as parse_review_lines
@@ -28,7 +29,6 @@ from core.labeling.identity import set_role
 from core.labeling.links import create_link, revoke_links
 from core.labeling.reports import project_summary, ratings_frame
 from core.labeling.store import ROLES, SPREAD_MEASURES, LabelStore, open_store
-from core.progress import cli_progress
 from core.workspace import check_name, is_valid_name
 
 

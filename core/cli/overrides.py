@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import getpass
 
+from core.base.errors import WorkbenchError
 from core.cli import emit
-from core.errors import WorkbenchError
-from core.overrides import add_override, import_addm_overrides, list_overrides, revert_override, task_topics
+from core.judgments.overrides import (
+    add_override,
+    import_addm_overrides,
+    list_overrides,
+    revert_override,
+    task_topics,
+)
 from core.tasks import get_task
 
 

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_import(args: argparse.Namespace) -> int:
     # deferred: only the `policies` command needs it (CLI start-up)
-    from core.ground_truth.addm_import import import_policies
+    from core.ground_truth.policies.addm_import import import_policies
 
     report = import_policies(args.workspace, args.paths, args.terms)
     for warning in report.warnings:
@@ -47,7 +47,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     # deferred: only the `policies` command needs it (CLI start-up)
-    from core.ground_truth.policy_loader import list_policies
+    from core.ground_truth.policies.loader import list_policies
 
     rows: list[dict[str, Any]] = [{"policy_id": p.policy_id, "task": p.task, "kind": "scoring" if p.has_scoring else "rules",
              "verdicts": list(p.verdicts), "origin": p.origin or ("package" if p.source.startswith(_pkg()) else "workspace"),
@@ -76,15 +76,15 @@ def dead_flag(n: int) -> str:
 
 def _pkg() -> str:
     # deferred: only the `policies` command needs it (CLI start-up)
-    from core.ground_truth.policy_loader import POLICY_DIR
+    from core.ground_truth.policies.loader import POLICY_DIR
 
     return str(POLICY_DIR)
 
 
 def run_show(args: argparse.Namespace) -> int:
     # deferred: only the `policies` command needs it (CLI start-up)
-    from core.ground_truth.policy_loader import get_policy
-    from core.ground_truth.policy_text import describe_policy
+    from core.ground_truth.policies.loader import get_policy
+    from core.ground_truth.policies.text import describe_policy
 
     policy = get_policy(args.policy_id, ws=args.workspace)
     doc = {**describe_policy(policy), "dead_rules": list(policy.dead_rules)}

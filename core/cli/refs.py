@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.workspace import Workspace, is_valid_name
 
 

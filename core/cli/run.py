@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from core.base.progress import cli_progress
 from core.cli import emit
 from core.llm import OFFLINE_MODEL, workspace_cache
 from core.methods import METHODS, make_model
-from core.progress import cli_progress
 from core.runs import RunConfig, execute_run, plan_run, resume_config
 
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
     results = plan.run_dir / "results.json"
     if status["status"] == "finished" and results.exists():  # the scores, as `show` prints them
         # deferred: only the `run` command needs it (CLI start-up)
-        from core.files import read_json
+        from core.base.files import read_json
         from core.metrics.summary import format_summary
 
         text += "\n\n" + format_summary(read_json(results))

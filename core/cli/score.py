@@ -17,9 +17,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from core.base.files import read_json, write_json_atomic
 from core.cli import emit
-from core.db import Database
-from core.files import read_json, write_json_atomic
+from core.datasets.db import Database
 from core.metrics import load_gt, score_results
 from core.metrics.badges import headline_report
 from core.metrics.bootstrap import paired_differences

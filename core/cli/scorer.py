@@ -13,9 +13,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from core.base.progress import cli_progress
 from core.cli import emit, json_flag
 from core.cli.refs import scorer_dir, study_run, study_run_file
-from core.progress import cli_progress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -67,7 +67,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     # deferred: only the `scorer` command needs it (CLI start-up)
     from core.labeling.items import get_project
     from core.labeling.store import open_store
-    from core.scorer import data, model
+    from core.study.scorer import data, model
 
     args.workspace.ensure()
     store = open_store(args.workspace.root)
@@ -89,8 +89,8 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     # deferred: only the `scorer` command needs it (CLI start-up)
-    from core.scorer import model
     from core.study import scoring
+    from core.study.scorer import model
 
     scorer = model.load(scorer_dir(args.workspace, args.model_dir))
     run = study_run_file(args.workspace, args.run, scored=False)
@@ -108,7 +108,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     # deferred: only the `scorer` command needs it (CLI start-up)
     from core.labeling.items import get_project
     from core.labeling.store import open_store
-    from core.scorer import apply, model
+    from core.study.scorer import apply, model
 
     scorer = model.load(scorer_dir(args.workspace, args.model_dir))
     store = open_store(args.workspace.root)

@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.base.progress import cli_progress
 from core.cli import emit, json_flag
 from core.cli.refs import study_run_file
-from core.progress import cli_progress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -92,7 +92,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     # deferred: only the `study` command needs it (CLI start-up)
-    from core.files import write_jsonl_atomic
+    from core.base.files import write_jsonl_atomic
     from core.labeling.sources import detect_format
     from core.study import grid, runs
 

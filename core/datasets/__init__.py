@@ -9,7 +9,7 @@ list_datasets(ws) -> list[dict]           name, layout, counts, created_at, veri
 dataset_info(ws, name) -> dict            lock + path, verified, date range
 scan_restaurants(ws, name) / scan_reviews(ws, name) -> pl.LazyFrame (verified first)
 ```
-The tables are also the DuckDB views ``restaurants`` and ``reviews`` of :mod:`core.db`. Imports
+The tables are also the DuckDB views ``restaurants`` and ``reviews`` of :mod:`core.datasets.db`. Imports
 stream (:mod:`core.datasets.staging`): memory does not grow with the source file. Every write
 computes the reviews' ``text_hash`` (sha256 of the text, first 16 hex characters; SPEC §2.2).
 """

@@ -22,6 +22,8 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from core.base.errors import DataError
+from core.base.progress import Progress, no_progress
 from core.datasets.schema import (
     BUSINESS_SOURCE_FIELDS,
     DATE_FORMAT,
@@ -36,8 +38,6 @@ from core.datasets.schema import (
 )
 from core.datasets.sources import JSONL, iter_records, line_blocks, parquet_batches
 from core.datasets.staging import Stager, bucket_bounds
-from core.errors import DataError
-from core.progress import Progress, no_progress
 
 SOURCE_SCHEMA = {f: REVIEW_SCHEMA[f] for f in REVIEW_SOURCE_FIELDS}
 _STRING_FIELDS = [f for f, t in SOURCE_SCHEMA.items() if t == pl.String()]

@@ -13,6 +13,9 @@ from typing import Any
 
 import polars as pl
 
+from core.base.errors import DataError
+from core.base.progress import Progress, no_progress
+from core.base.settings import require_writable
 from core.datasets.flat import stage_flat
 from core.datasets.lock import hash_sources
 from core.datasets.scale import stage_scale
@@ -26,11 +29,8 @@ from core.datasets.sources import (
 )
 from core.datasets.staging import Stager
 from core.datasets.store import ensure_absent, write_streamed
-from core.errors import DataError
-from core.locks import dataset_lock
-from core.progress import Progress, no_progress
-from core.settings import require_writable
 from core.workspace import Workspace
+from core.workspace.locks import dataset_lock
 
 
 def _business_source(review_path: Path, business_path: Path | None) -> tuple[Path, str]:

@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import LockError, UnknownNameError
-from core.files import sha256_file
+from core.base.errors import LockError, UnknownNameError
+from core.base.files import sha256_file
 from core.workspace import Workspace
 
 LOCK_NAME = "dataset.lock.json"

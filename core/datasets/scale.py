@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from core.base.progress import Progress, no_progress
 from core.datasets.schema import (
     BUSINESS_SOURCE_FIELDS,
     RESTAURANT_SCHEMA,
@@ -25,7 +26,6 @@ from core.datasets.schema import (
 )
 from core.datasets.sources import iter_records
 from core.datasets.staging import Stager
-from core.progress import Progress, no_progress
 
 _REVIEW_FIELDS = (*REVIEW_SOURCE_FIELDS, "idx")
 STAGE_ROWS = 100_000

@@ -1,7 +1,7 @@
 """The normalised tables' contract and the record checks every importer shares.
 
 Each check takes one decoded JSON record (a dict) and returns the normalised values, or raises
-:class:`core.errors.DataError` naming the file, the line and the field. These Python checks are
+:class:`core.base.errors.DataError` naming the file, the line and the field. These Python checks are
 the reference: the fast polars path of the flat importer only decides whether a file is clean,
 and hands any file it doubts to these checks (see :mod:`core.datasets.flat`).
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from core.errors import DataError
+from core.base.errors import DataError
 
 RESTAURANT_SCHEMA: dict[str, pl.DataType] = {
     "dataset": pl.String(), "business_id": pl.String(), "name": pl.String(), "categories": pl.String(),

@@ -17,8 +17,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from core.errors import DataError
-from core.files import parse_json_text
+from core.base.errors import DataError
+from core.base.files import parse_json_text
 
 JSONL, PARQUET = "jsonl", "parquet"
 SCALE, FLAT_REVIEW, FLAT_BUSINESS = "scale", "flat-review", "flat-business"

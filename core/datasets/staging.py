@@ -36,8 +36,8 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 from polars.io.plugins import register_io_source
 
+from core.base.progress import Progress, no_progress
 from core.datasets.schema import DATE_FORMAT, REVIEW_SCHEMA
-from core.progress import Progress, no_progress
 
 # Rows per final row group: DuckDB reads one restaurant's reviews from one or two of them.
 REVIEW_ROW_GROUP = 32_768

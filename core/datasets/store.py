@@ -18,6 +18,9 @@ from typing import Any
 
 import polars as pl
 
+from core.base.errors import DataError, LockError, WorkbenchError
+from core.base.files import atomic_dir, write_json_atomic
+from core.base.progress import Progress, no_progress
 from core.datasets.lock import (
     LOCK_NAME,
     TABLES,
@@ -28,11 +31,8 @@ from core.datasets.lock import (
 )
 from core.datasets.schema import DATE_PATTERN, RESTAURANT_SCHEMA, REVIEW_SCHEMA
 from core.datasets.staging import REVIEW_ROW_GROUP, Stager, text_hashes
-from core.errors import DataError, LockError, WorkbenchError
-from core.files import atomic_dir, write_json_atomic
-from core.locks import dataset_lock, remove_empty, staging_for
-from core.progress import Progress, no_progress
 from core.workspace import Workspace
+from core.workspace.locks import dataset_lock, remove_empty, staging_for
 
 _REQUIRED = {"restaurants": ("business_id",), "reviews": ("business_id", "review_id", "idx")}
 

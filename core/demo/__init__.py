@@ -31,14 +31,14 @@ from typing import Any
 
 import polars as pl
 
+from core.base.files import atomic_path, write_json_atomic, write_jsonl_atomic
+from core.base.progress import Progress, no_progress
+from core.base.settings import DEFAULT_WORKSPACE
 from core.demo import steps
 from core.demo.restaurants import business_record, location, plan_restaurants, restaurant_name, yelp_id
 from core.demo.reviews import build_reviews
 from core.demo.steps import DEMO_DATASET, DEMO_TASK
 from core.demo.topics import plan_topics
-from core.files import atomic_path, write_json_atomic, write_jsonl_atomic
-from core.progress import Progress, no_progress
-from core.settings import DEFAULT_WORKSPACE
 from core.workspace import Workspace
 
 GENERATOR_VERSION = 1

@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.errors import UnknownNameError
+from core.base.errors import UnknownNameError
 
 KINDS = ("incident", "interaction", "secondhand", "hypothetical", "mention", "false_friend", "near_miss")
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from core.files import write_text_atomic
+from core.base.files import write_text_atomic
+from core.base.progress import Progress, no_progress
 from core.gold.demo import write_demo_gold
 from core.ground_truth.export import export_gt
-from core.gt_lineage import lineages_by_k
-from core.progress import Progress, no_progress
+from core.ground_truth.lineage import lineages_by_k
 from core.tasks import get_task
 from core.workspace import Workspace
 
@@ -37,8 +37,8 @@ def tasks_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 
 def index_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Build the keyword index of every task over the demo reviews."""
-    # deferred: core.keyword_index pulls in pandas (~500 ms), only needed when index_step() runs
-    from core.keyword_index import build_index
+    # deferred: core.tasks.keyword_index pulls in pandas (~500 ms), only needed when index_step() runs
+    from core.tasks.keyword_index import build_index
 
     build_index(ws, DEMO_DATASET, progress=progress or no_progress)
 
@@ -46,9 +46,9 @@ def index_step(ws: Workspace, *, seed: int, progress: Progress | None = None) ->
 def judge_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> None:
     """Judge the keyword-matched reviews with both offline heuristic judges (v1 kept for the
     "Compare judges" view) and make heuristic-v2 the GT judge."""
-    # deferred: core.judging and core.judgments pull in pandas (~500 ms), only needed when judge_step() runs
-    from core.judging import execute_judging, make_judge, plan_judging
+    # deferred: core.judgments.judges and core.judgments pull in pandas (~500 ms), only needed when judge_step() runs
     from core.judgments import set_gt_judge
+    from core.judgments.judges import execute_judging, make_judge, plan_judging
 
     for kind in ("heuristic", "heuristic-v2"):
         judge = make_judge(kind, get_task(DEMO_TASK, ws))

@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
+from core.base.progress import Progress, no_progress
+from core.base.registry import Registry
+from core.base.settings import env
 from core.llm import describe_error, make_client, parse_json_content
-from core.progress import Progress, no_progress
-from core.registry import Registry
-from core.settings import env
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 DEFAULT_JUDGE_MODEL = "gpt-4o-mini"

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import jsonl_objects, write_jsonl_atomic
+from core.base.errors import DataError
+from core.base.files import jsonl_objects, write_jsonl_atomic
+from core.base.progress import Progress, no_progress
+from core.base.settings import require_writable
 from core.gold.items import GoldItem
 from core.llm import describe_error
-from core.progress import Progress, no_progress
-from core.settings import require_writable
 
 
 @dataclass(frozen=True)

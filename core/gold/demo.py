@@ -12,7 +12,8 @@ from __future__ import annotations
 import shutil
 from typing import Any
 
-from core.files import read_jsonl_log, write_json_atomic, write_jsonl_atomic
+from core.base.files import read_jsonl_log, write_json_atomic, write_jsonl_atomic
+from core.base.progress import Progress, no_progress
 from core.gold import store
 from core.gold.answers import expected_answers, write_answers_file
 from core.gold.demo_set import ITEMS, PASSAGES, SYSTEM
@@ -20,7 +21,6 @@ from core.gold.items import load_gold_files
 from core.gold.offline import Passage, offline_answers, offline_model_name
 from core.gold.report import evaluate
 from core.gold.scoring import CONFIG_NAME, GoldConfig, config_as_dict
-from core.progress import Progress, no_progress
 from core.workspace import Workspace
 
 DEMO_SET = "demo_glossary"

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.base.progress import Progress, no_progress
+from core.base.settings import env
 from core.gold.accuracy import ACCURACY_METHODS, DEFAULT_JUDGE_MODEL, AccuracyContext, make_embedder
 from core.gold.answers import Answer, expected_answers, model_answers, read_answers_file
 from core.gold.items import GoldItem, load_gold_files
 from core.gold.report import evaluate
 from core.gold.scoring import GoldConfig
 from core.llm import LLM, make_client, workspace_cache
-from core.progress import Progress, no_progress
-from core.settings import env
 from core.workspace import Workspace
 
 SOURCES = ("expected", "answers", "model")

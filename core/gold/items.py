@@ -6,7 +6,7 @@ metadata: {domain, task, source_ids, locale, split}, expected_output, eval_crite
 get ``sample_id = {task}_{n}``, ``n`` counting every item of the evaluation in file order (as
 the reference harness does), so the order of the files given is the order of the ids.
 
-A bad line raises :class:`core.errors.DataError` naming the file, the line and the field; a load
+A bad line raises :class:`core.base.errors.DataError` naming the file, the line and the field; a load
 either returns every item or raises, it never returns part of a file.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import jsonl_objects
+from core.base.errors import DataError
+from core.base.files import jsonl_objects
 
 EVAL_GLOB = "*_eval.jsonl"  # the files an eval folder contributes (the reference harness's glob)
 DEFAULT_MAX_TOKENS = 300

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.gold.accuracy import tfidf_vectorizer
 from core.gold.answers import Answer
 from core.gold.items import GoldItem

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import read_json, write_json_atomic
+from core.base.errors import DataError
+from core.base.files import read_json, write_json_atomic
 from core.gold.accuracy import ACCURACY_METHODS, AccuracyContext
 from core.gold.answers import Answer
 from core.gold.items import GoldItem

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import read_json
+from core.base.errors import DataError
+from core.base.files import read_json
 from core.gold.accuracy import ACCURACY_METHODS
 
 # Named citation patterns; a set chooses among them (or adds its own) in gold.json.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.settings import require_writable
+from core.base.settings import require_writable
 from core.workspace import Workspace, check_name
 
 GUIDELINES = """Rate how well the answer matches the reference answer of the gold set.

@@ -17,11 +17,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core.files import append_jsonl, read_jsonl_log
+from core.base.files import append_jsonl, read_jsonl_log
+from core.base.settings import require_writable
 from core.gold.items import EVAL_GLOB, eval_files_in
 from core.gold.report import write_report
 from core.gold.scoring import CONFIG_NAME, GoldConfig, load_config
-from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 

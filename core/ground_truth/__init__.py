@@ -35,8 +35,8 @@ from core.ground_truth.gt_files import (
 )
 from core.ground_truth.ks import k_label, normalize_ks
 from core.ground_truth.policies import Policy, PolicyScore
-from core.ground_truth.policy_frame import compute_policy_gt_frame
-from core.ground_truth.policy_loader import POLICY_IDS, get_policy, list_policies, load_policy_file
+from core.ground_truth.policies.frame import compute_policy_gt_frame
+from core.ground_truth.policies.loader import POLICY_IDS, get_policy, list_policies, load_policy_file
 from core.ground_truth.trace import (
     KChange,
     ReviewContribution,

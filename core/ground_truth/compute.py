@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.errors import UnknownNameError
+from core.base.errors import UnknownNameError
 from core.ground_truth.engine import (
     JUDGMENT_KEY,
     aggregate_cumulative,
@@ -31,8 +31,8 @@ from core.ground_truth.engine import (
 from core.ground_truth.formulas import FORMULAS, VERDICTS, Formula, get_formula, year_expr
 from core.ground_truth.ks import KSpec, normalize_ks
 from core.ground_truth.policies import Policy
-from core.ground_truth.policy_frame import compute_policy_gt_frame
-from core.ground_truth.policy_loader import policy_registry
+from core.ground_truth.policies.frame import compute_policy_gt_frame
+from core.ground_truth.policies.loader import policy_registry
 from core.ground_truth.rounding import round_columns
 
 if TYPE_CHECKING:

@@ -109,7 +109,7 @@ def export_gt(
     Files go to ``gt/{dataset}/{task}/`` by default; ``out`` is a file for one K, a folder for several.
     A saved variant passes its (modified) definition, its formula ``constants``, its ``name`` (the
     file names use it) and ``provenance`` (variant name and constants hash, written into each file).
-    ``lineages`` (K → lineage, :mod:`core.gt_lineage`) is written into each file under ``lineage``.
+    ``lineages`` (K → lineage, :mod:`core.ground_truth.lineage`) is written into each file under ``lineage``.
     """
     ks = normalize_ks(ks)
     resolved = get_definition(definition, ws)

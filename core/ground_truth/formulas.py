@@ -26,7 +26,7 @@ from typing import Any
 
 import polars as pl
 
-from core.errors import UnknownNameError
+from core.base.errors import UnknownNameError
 from core.ground_truth.trace_specs import V1_TRACE, V2_TRACE, TraceSpec
 
 VERDICTS = ("Low Risk", "High Risk", "Critical Risk")

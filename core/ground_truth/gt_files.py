@@ -17,25 +17,25 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.errors import DataError
-from core.files import read_json, sha256_file, write_json_atomic, write_text_atomic
+from core.base.errors import DataError
+from core.base.files import read_json, sha256_file, write_json_atomic, write_text_atomic
+from core.base.settings import require_writable
 from core.ground_truth.coverage import SHORT, STORED, reviews_used
 from core.ground_truth.engine import aggregate_by_k, k_frame, prepare_judgments
 from core.ground_truth.formulas import VERDICTS, get_formula
-from core.ground_truth.policy_frame import INCIDENT_STRUCT
-from core.ground_truth.policy_loader import policy_registry
-from core.settings import require_writable
+from core.ground_truth.policies.frame import INCIDENT_STRUCT
+from core.ground_truth.policies.loader import policy_registry
 from core.workspace import check_name
 
 if TYPE_CHECKING:
+    from core.base.registry import Registry
     from core.ground_truth.policies import Policy
-    from core.registry import Registry
     from core.workspace import Workspace
 
 LAYOUTS = ("xnot", "addm")
 META_SUFFIX = ".meta.json"
-LINEAGE_KEY = "lineage"  # what a GT file was made from (core.gt_lineage)
-VARIANTS_DIR = "variants"  # gt/variants/*.json are saved what-if variants (core.variants), not GT files
+LINEAGE_KEY = "lineage"  # what a GT file was made from (core.ground_truth.lineage)
+VARIANTS_DIR = "variants"  # gt/variants/*.json are saved what-if variants (core.ground_truth.variants), not GT files
 
 
 def gt_filename(definition: str, k: int | None, layout: str) -> str:

@@ -23,7 +23,7 @@ import polars as pl
 from core.ground_truth.compute import compute_gt_frame, get_definition, load_restaurants, newest_review_year
 from core.ground_truth.formulas import VERDICTS
 from core.ground_truth.policies import Policy, matches
-from core.ground_truth.policy_frame import compute_policy_gt_frame, newest_year, referenced_fields
+from core.ground_truth.policies.frame import compute_policy_gt_frame, newest_year, referenced_fields
 from core.ground_truth.uncertainty import Variants, base_rows, variant_verdicts
 
 if TYPE_CHECKING:

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.errors import UnknownNameError
+from core.base.errors import UnknownNameError
 from core.ground_truth.compute import compute_gt_frame, get_definition, load_restaurants, newest_review_year
 from core.ground_truth.engine import prepare_judgments
 from core.ground_truth.formulas import Formula, cuisine_modifier
 from core.ground_truth.ks import normalize_ks
-from core.ground_truth.policy_frame import compute_policy_gt_frame, newest_year
+from core.ground_truth.policies.frame import compute_policy_gt_frame, newest_year
 from core.ground_truth.rounding import round_columns
 from core.ground_truth.trace_specs import fmt
 from core.tasks import get_task

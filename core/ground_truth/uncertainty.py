@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.ground_truth.compute import (
     compute_gt_frame,
     get_definition,
@@ -41,7 +41,7 @@ from core.ground_truth.compute import (
 )
 from core.ground_truth.ks import KSpec, normalize_ks
 from core.ground_truth.policies import Policy
-from core.ground_truth.policy_frame import compute_policy_gt_frame, newest_year
+from core.ground_truth.policies.frame import compute_policy_gt_frame, newest_year
 
 if TYPE_CHECKING:
     from core.ground_truth.formulas import Formula

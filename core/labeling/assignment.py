@@ -37,7 +37,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import routing
 from core.labeling.identity import ensure_rater, kind_of
 from core.labeling.items import BLINDED_FIELDS, ITEM_FIELDS, Project, project_from_row

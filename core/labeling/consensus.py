@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling.assignment import check_score
 from core.labeling.identity import REVIEW_ROLES, get_role
 from core.labeling.items import Project

@@ -12,12 +12,12 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
+from core.base.progress import Progress
+from core.base.settings import labels_url
 from core.labeling import assignment, consensus, items
 from core.labeling.identity import set_role
 from core.labeling.reports import items_frame
 from core.labeling.store import LabelStore, open_store
-from core.progress import Progress
-from core.settings import labels_url
 from core.workspace import Workspace
 
 PROJECT = "demo-allergy-answers"

@@ -22,8 +22,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import jsonl_objects, write_jsonl_atomic
+from core.base.errors import DataError
+from core.base.files import jsonl_objects, write_jsonl_atomic
+from core.base.progress import Progress
+from core.base.settings import require_writable
 from core.labeling import consensus as cons
 from core.labeling.assignment import check_score
 from core.labeling.identity import check_stored_code, ensure_rater, retired_codes
@@ -31,8 +33,6 @@ from core.labeling.items import ImportReport, Project
 from core.labeling.reports import items_frame, ratings_frame
 from core.labeling.sources import dataset_name, parse_timestamp
 from core.labeling.store import LabelStore, catalog, rating_sql
-from core.progress import Progress
-from core.settings import require_writable
 from core.workspace import check_name
 
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.settings import env, require_writable
+from core.base.settings import env, require_writable
 
 if TYPE_CHECKING:
     import polars as pl

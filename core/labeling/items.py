@@ -17,12 +17,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import UnknownNameError
+from core.base.errors import UnknownNameError
+from core.base.progress import Progress
+from core.base.settings import require_writable
 from core.labeling import routing, sources
 from core.labeling.store import LabelStore
 from core.labeling.store import catalog as sql
-from core.progress import Progress
-from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 DEFAULT_SCALE_LABELS = ("Strongly negative", "Neutral", "Strongly positive")

@@ -15,8 +15,8 @@ import re
 import secrets
 from typing import TYPE_CHECKING
 
+from core.base.settings import require_writable
 from core.labeling.identity import check_stored_code, ensure_rater
-from core.settings import require_writable
 
 if TYPE_CHECKING:
     from core.labeling.store import LabelStore

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from core.review_text import md_escape
+from core.datasets.review_text import md_escape
 
 
 def safe_markdown(text: str | None) -> str:

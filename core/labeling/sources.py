@@ -3,7 +3,7 @@ a ``run.jsonl`` / ``run_scored.jsonl`` (SPEC §7), or a dataset's reviews (the `
 
 Every parser yields normalised item records ``{dataset, identifier, run_id, prompt_title,
 prompt_body, response_text, model_id, metadata, created_at}`` and raises
-:class:`core.errors.DataError` naming the file, line and field of bad input.
+:class:`core.base.errors.DataError` naming the file, line and field of bad input.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from core.db import Database
-from core.errors import DataError
-from core.files import jsonl_objects, read_json
+from core.base.errors import DataError
+from core.base.files import jsonl_objects, read_json
+from core.datasets.db import Database
 from core.workspace import Workspace, check_name
 
 FORMATS = ("items", "results", "run")

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.base.registry import Registry
 from core.llm import OFFLINE_MODEL, AsyncLLM, ResponseCache, get_endpoint
 from core.methods import amos, baselines, direct, rag
 from core.methods.base import Method, MethodContext, Request, RestaurantInput, prompt_template
 from core.methods.offline import OfflineModel
-from core.registry import Registry
 
 if TYPE_CHECKING:
     from core.workspace import Workspace

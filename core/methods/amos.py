@@ -20,7 +20,7 @@ import asyncio
 import json
 from typing import Any
 
-from core.judging.openai_judge import review_messages
+from core.judgments.judges.openai_judge import review_messages
 from core.llm import json_schema_format
 from core.methods.base import MethodContext, Request, RestaurantInput, Usage, prompt_template
 from core.methods.contract import contract_from_judgments, has_keyword, policy_text, render, verbatim_snippet

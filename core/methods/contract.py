@@ -18,7 +18,7 @@ from string import Template
 from typing import Any
 
 from core.ground_truth.policies import Policy
-from core.judging.heuristic import sentence_spans
+from core.judgments.judges.heuristic import sentence_spans
 from core.tasks import Task
 
 # How a G1a judgment reads as the contract's evidence fields (SPEC §4.1 names them after ADDM's
@@ -53,7 +53,7 @@ def has_keyword(review: Mapping[str, Any], keywords: tuple[str, ...], *, task_ke
 def verdict_scale(policy: Policy) -> tuple[str, ...]:
     """The policy's verdicts, lowest first.
 
-    >>> from core.ground_truth.policy_loader import get_policy
+    >>> from core.ground_truth.policies.loader import get_policy
     >>> verdict_scale(get_policy("G1_allergy_V2", None))
     ('Low Risk', 'High Risk', 'Critical Risk')
     """

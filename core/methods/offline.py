@@ -4,7 +4,7 @@ It reads the prompts the methods write (the restaurant header and review blocks 
 :func:`core.methods.contract.reviews_block`, the judgment prompt's quoted review) and answers:
 
 - a restaurant contract prompt (direct, cot, rag): every review judged by the heuristic judge's
-  rules (``core.judging.heuristic.judge_text``), then scored with the policy named in the prompt
+  rules (``core.judgments.judges.heuristic.judge_text``), then scored with the policy named in the prompt
   (:func:`core.methods.contract.contract_from_judgments`);
 - an amos compile prompt: the task's own keywords and fields;
 - a judgment prompt (amos extraction): the heuristic judge's answer for that review.
@@ -20,8 +20,8 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from core.ground_truth.policy_loader import get_policy
-from core.judging.heuristic import judge_text
+from core.ground_truth.policies.loader import get_policy
+from core.judgments.judges.heuristic import judge_text
 from core.llm import OFFLINE_MODEL, CallResult, Completion, UsageTotals
 from core.methods.contract import contract_from_judgments, parse_restaurant_prompt, verbatim_snippet
 from core.tasks import get_task

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from core.base.settings import env
 from core.methods.base import MethodContext, Request, RestaurantInput
 from core.methods.direct import DIRECT_PROMPT, ask_contract, single_request
-from core.settings import env
 
 DEFAULT_TOP = 10
 

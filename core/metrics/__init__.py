@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.base.registry import Registry
 from core.metrics.bootstrap import bootstrap_intervals, paired_differences, weighted_average_precision
 from core.metrics.classification import (
     PRIMITIVE_TOLERANCES,
@@ -28,7 +29,6 @@ from core.metrics.process import (
 )
 from core.metrics.ranking import average_precision, ordinal_auprc, verdict_ordinals
 from core.metrics.score import load_gt, ranking_scores, sample_table, score_results
-from core.registry import Registry
 
 
 @dataclass(frozen=True)

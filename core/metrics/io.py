@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from core.db import Database
+from core.datasets.db import Database
 
 
 def dataset_review_texts(db: Database, dataset: str, business_ids: Iterable[str], k: int | None) -> dict[str, str]:

@@ -17,7 +17,7 @@ import numpy as np
 from core.ground_truth.formulas import FORMULAS, VERDICTS
 from core.ground_truth.gt_files import gt_records, read_gt_file
 from core.ground_truth.policies import Policy
-from core.ground_truth.policy_loader import get_policy
+from core.ground_truth.policies.loader import get_policy
 from core.metrics.bootstrap import COUNT_COLUMNS, SampleTable, bootstrap_intervals
 from core.metrics.classification import (
     PRIMITIVE_TOLERANCES,
@@ -54,7 +54,7 @@ def resolve_policy(policy_id: str | None, ws: Workspace | None) -> Policy:
     >>> resolve_policy("G1_allergy_V9", None)
     Traceback (most recent call last):
     ...
-    core.errors.UnknownNameError: unknown policy 'G1_allergy_V9'; valid: G1_allergy_V0, G1_allergy_V1, G1_allergy_V2, G1_allergy_V3
+    core.base.errors.UnknownNameError: unknown policy 'G1_allergy_V9'; valid: G1_allergy_V0, G1_allergy_V1, G1_allergy_V2, G1_allergy_V3
     """
     if not policy_id or policy_id.split("+")[0] in FORMULAS:
         return get_policy(DEFAULT_POLICY, None)

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from core.ground_truth.policy_loader import get_policy
+from core.ground_truth.policies.loader import get_policy
 
 SEVERITIES = ("mild", "moderate", "severe")
 MODIFIER_FIELDS = {"False assurance": ("ASSURANCE_CLAIM", "true"), "Dismissive staff": ("STAFF_RESPONSE", "dismissive")}

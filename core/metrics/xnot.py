@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import DataError
+from core.base.errors import DataError
 
 
 def is_xnot_detailed(payload: Any) -> bool:

@@ -19,12 +19,12 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from core.execution import ExecutionReport, execute_async, read_log, run_sync
-from core.files import write_json_atomic
+from core.base.files import write_json_atomic
+from core.base.progress import Progress, no_progress
+from core.jobs.execution import ExecutionReport, execute_async, read_log, run_sync
 from core.llm import EndpointAuthError, LLMCallError
 from core.methods import METHODS
 from core.methods.base import RestaurantInput
-from core.progress import Progress, no_progress
 from core.runs.plan import SAMPLE_KEY, RunPlan
 from core.runs.records import CANCEL_FILE, CONFIG_FILE, SAMPLES_FILE, SPEC_FILE, STATUS_FILE, read_prepared
 from core.runs.results import finalize_results

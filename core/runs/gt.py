@@ -3,9 +3,9 @@ or a GT file (imported or exported) of the same task and K.
 
 ``run_gt(ws, dataset, task, policy, k, source)`` gives a :class:`RunGT`: the verdict of every
 restaurant, the GT document itself (a computed GT in the ADDM layout, with ``lineage``; a file's
-own content) and its lineage (:mod:`core.gt_lineage`). The run keeps that document as
+own content) and its lineage (:mod:`core.ground_truth.lineage`). The run keeps that document as
 ``runs/{run_id}/gt.json``, so its GT stays what it was when the workspace moves on, and
-:func:`core.gt_lineage.stale_reasons` can say what moved.
+:func:`core.ground_truth.lineage.stale_reasons` can say what moved.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import WorkbenchError
-from core.files import read_json
+from core.base.errors import WorkbenchError
+from core.base.files import read_json
 from core.ground_truth.export import gt_frame_for_layout, gt_payload
 from core.ground_truth.gt_files import LINEAGE_KEY, gt_records, load_gt_file, read_gt_file
+from core.ground_truth.lineage import computed_lineage, file_lineage
 from core.ground_truth.policies import Policy
-from core.gt_lineage import computed_lineage, file_lineage
+from core.ground_truth.variants import resolve_definition
 from core.judgments import get_gt_judge
-from core.variants import resolve_definition
 from core.workspace import Workspace
 
 COMPUTED = "computed"  # the source of a run's GT: computed from the workspace's judgments (the default)

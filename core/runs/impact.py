@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.ground_truth.gt_files import read_gt_file
-from core.gt_lineage import describe, file_lineage
+from core.ground_truth.lineage import describe, file_lineage
+from core.judgments.overrides import list_overrides
 from core.metrics.bootstrap import paired_differences
 from core.metrics.score import resolve_policy, sample_table
-from core.overrides import list_overrides
 from core.runs.gt import RunGT, computed_gt, file_gt, snapshot_gt
 from core.runs.records import load_results, run_dirs
 from core.runs.rescore import lineage_of, rescore_results

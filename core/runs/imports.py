@@ -26,14 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError, WorkbenchError
-from core.files import read_json, sha256_file
+from core.base.errors import DataError, WorkbenchError
+from core.base.files import read_json, sha256_file
+from core.base.settings import require_writable
 from core.metrics import score_results
 from core.metrics.score import resolve_policy
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 from core.runs.records import write_results
 from core.runs.results import N_BOOT, validate_results
-from core.settings import require_writable
 from core.workspace import Workspace, check_name
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import ReadOnlyError
+from core.base.errors import ReadOnlyError
+from core.base.settings import read_only
 from core.jobs import JOB_KINDS, JobKind, Report, ShouldStop
 from core.llm import OFFLINE_MODEL, workspace_cache
 from core.methods import make_model
 from core.runs.execute import execute_run
 from core.runs.plan import RunConfig, plan_run
 from core.runs.store import resume_config
-from core.settings import read_only
 from core.workspace import Workspace
 
 

@@ -16,12 +16,13 @@ from typing import Any
 
 import polars as pl
 
+from core.base.errors import UnknownNameError, WorkbenchError
+from core.base.settings import env
 from core.datasets import scan_restaurants, scan_reviews
-from core.errors import UnknownNameError, WorkbenchError
-from core.execution import finished_keys
+from core.ground_truth.lineage import describe as describe_gt
 from core.ground_truth.policies import Policy
-from core.ground_truth.policy_loader import POLICY_IDS, get_policy
-from core.gt_lineage import describe as describe_gt
+from core.ground_truth.policies.loader import POLICY_IDS, get_policy
+from core.jobs.execution import finished_keys
 from core.llm import (
     OFFLINE_MODEL,
     PRICES,
@@ -35,7 +36,6 @@ from core.methods import METHODS, MethodContext, RestaurantInput, make_model
 from core.methods.contract import evidence_fields, verdict_scale
 from core.runs.gt import RunGT, run_gt
 from core.runs.records import SAMPLES_FILE
-from core.settings import env
 from core.tasks import get_task, task_ids
 from core.workspace import Workspace, check_name
 

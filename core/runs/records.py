@@ -27,8 +27,8 @@ from typing import Any
 
 import orjson
 
-from core.errors import DataError
-from core.files import read_json, write_json_atomic
+from core.base.errors import DataError
+from core.base.files import read_json, write_json_atomic
 from core.metrics.badges import facts_of
 from core.workspace import Workspace, check_name
 

@@ -1,6 +1,6 @@
 """A run's GT in words, whether it is stale, and rescoring a run's stored answers against current GT.
 
-``gt_status`` reads a run's ``results.json``: the lineage of its GT (:mod:`core.gt_lineage`), the
+``gt_status`` reads a run's ``results.json``: the lineage of its GT (:mod:`core.ground_truth.lineage`), the
 file it kept (``gt.json``) and its sha256, and whether the workspace would give another GT now.
 ``rescore_run`` computes the run's GT again (or reads the GT file it names), scores the answers the
 run stored against it (no LLM call), keeps the earlier scoring under ``history/NNN/`` and writes
@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.db import Database
-from core.errors import WorkbenchError
-from core.files import write_bytes_atomic
-from core.gt_lineage import describe, stale_reasons
+from core.base.errors import WorkbenchError
+from core.base.files import write_bytes_atomic
+from core.base.settings import require_writable
+from core.datasets.db import Database
+from core.ground_truth.lineage import describe, stale_reasons
 from core.metrics import score_results
 from core.metrics.io import dataset_review_texts
 from core.metrics.score import resolve_policy
@@ -35,7 +36,6 @@ from core.runs.records import (
     write_results,
 )
 from core.runs.results import N_BOOT, validate_results
-from core.settings import require_writable
 from core.workspace import Workspace
 
 _METRIC_FIELDS = ("accuracy", "correct", "total", "n_without_gt", "auprc", "unified_scores", "unified_metrics_full",
@@ -62,7 +62,7 @@ def gt_status(ws: Workspace, results: Mapping[str, Any], folder: Path | None = N
               cache: dict[Any, Any] | None = None) -> dict[str, Any]:
     """``{origin, version, description, file, sha256, stale, stale_reasons, lineage, history}`` of a
     scored run: ``file``/``sha256`` name the GT the run kept (``gt.json``) or the file it read.
-    ``cache``: shared by the runs of one listing (:func:`core.gt_lineage.stale_reasons`)."""
+    ``cache``: shared by the runs of one listing (:func:`core.ground_truth.lineage.stale_reasons`)."""
     lineage = lineage_of(results)
     reasons = stale_reasons(ws, lineage, cache=cache)
     file: str | None = (lineage or {}).get("file")

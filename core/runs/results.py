@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
-from core.errors import WorkbenchError
-from core.files import write_bytes_atomic
+from core.base.errors import WorkbenchError
+from core.base.files import write_bytes_atomic
 from core.methods import METHODS
 from core.metrics import score_results
 from core.runs.records import GT_FILE, RESULTS_FILE, read_prepared, write_results

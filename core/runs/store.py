@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import WorkbenchError
-from core.execution import read_log
-from core.files import write_text_atomic
-from core.locks import pid_alive
+from core.base.errors import WorkbenchError
+from core.base.files import write_text_atomic
+from core.jobs.execution import read_log
 from core.metrics.badges import headline_report
 from core.runs.plan import RunConfig
 from core.runs.records import (
@@ -23,6 +22,7 @@ from core.runs.records import (
 )
 from core.runs.rescore import gt_status
 from core.workspace import Workspace
+from core.workspace.locks import pid_alive
 
 
 def run_status(ws: Workspace, run_id: str) -> dict[str, Any]:

@@ -29,12 +29,12 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from core.files import read_json
+from core.base.files import read_json
 from core.labeling.agreement import DEFAULT_BIN_THRESHOLD
-from core.scorer import metrics
-from core.scorer.model import FORMAT, MANIFEST_FILE, MODEL_FILE
 from core.study.grid import PERSPECTIVES
 from core.study.runs import read_run
+from core.study.scorer import metrics
+from core.study.scorer.model import FORMAT, MANIFEST_FILE, MODEL_FILE
 from core.workspace import check_name
 
 DEFAULT_BIN_LABELS = ("sides with tenant", "balanced", "sides with landlord")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import items as labeling_items
 from core.labeling.consensus import compute_consensus
 from core.labeling.items import ImportReport, Project

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.files import append_jsonl, read_jsonl_log
+from core.base.files import append_jsonl, read_jsonl_log
+from core.base.progress import Progress, no_progress
 from core.llm import describe_error
-from core.progress import Progress, no_progress
 from core.study.responders import Responder
 
 

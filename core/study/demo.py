@@ -18,16 +18,16 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from core.base.progress import Progress, no_progress
+from core.base.settings import labels_url
 from core.labeling import assignment, items
 from core.labeling.reports import items_frame
 from core.labeling.store import LabelStore, open_store
-from core.progress import Progress, no_progress
-from core.scorer import data, model
-from core.settings import labels_url
 from core.study import audit, grid, scoring
 from core.study.collect import collect_responses, plan_collection
 from core.study.responders import OFFLINE_MODELS, OfflineAdvisor, Responder
 from core.study.runs import GRID_FILE, RUN_FILE, SCORED_FILE, read_run, run_dir, study_dir
+from core.study.scorer import data, model
 from core.workspace import Workspace
 
 STUDY, RUN_ID = "demo-rent", "demo-run"

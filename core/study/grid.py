@@ -11,7 +11,7 @@ template's own few short ``swaps`` applied (phrases that must change with the sp
 "my tenant pays" ↔ "I pay my landlord"), must equal the tenant text token for token. Numbers,
 placeholders and punctuation never change, and the swaps are limited (≤ 4 pairs of ≤ 8 words,
 no numbers), so a "mirror" cannot be a different prompt. The neutral wording must carry the same
-placeholders. A template that fails is a :class:`~core.errors.DataError` naming file and line.
+placeholders. A template that fails is a :class:`~core.base.errors.DataError` naming file and line.
 
 A grid is stored as data, ``studies/{study}/grid.jsonl``: one prompt per line
 ``{prompt_id, scenario_id, template_id, perspective, factors, messages}``. Reading a grid file
@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import jsonl_objects, read_json, write_jsonl_atomic
+from core.base.errors import DataError
+from core.base.files import jsonl_objects, read_json, write_jsonl_atomic
 
 PERSPECTIVES = ("landlord", "tenant", "neutral")
 FACTOR_NAMES = ("base_rent", "amount", "relationship_quality")

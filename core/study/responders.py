@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.base.registry import Registry
 from core.llm import LLM, make_client, workspace_cache
-from core.registry import Registry
 
 _MONEY = re.compile(r"(\d+(?:[.,]\d+)?)\s*€")
 

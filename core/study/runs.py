@@ -19,8 +19,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from core.errors import DataError
-from core.files import (
+from core.base.errors import DataError
+from core.base.files import (
     jsonl_objects,  # noqa: F401 - re-exported for the CLI
     write_jsonl_atomic,
 )

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from core.progress import Progress, no_progress
-from core.scorer.apply import score_texts
-from core.scorer.model import TrainedScorer
+from core.base.progress import Progress, no_progress
 from core.study.runs import read_run, write_scored_run
+from core.study.scorer.apply import score_texts
+from core.study.scorer.model import TrainedScorer
 
 
 def apply_to_run(scorer: TrainedScorer, run_path: str | Path, out_path: str | Path, *,

@@ -15,12 +15,12 @@ from typing import Any
 import streamlit as st
 from streamlit import dataframe_util
 
-from core.db import Database
+from core.base.progress import Progress
+from core.base.settings import deployment_mode
+from core.datasets.db import Database
 from core.labeling.render import escape_markdown
-from core.progress import Progress
-from core.settings import deployment_mode
 from core.workspace import Workspace
-from core.workspace_choice import allowed_workspace, workspace_dir
+from core.workspace.choice import allowed_workspace, workspace_dir
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from core.base.settings import deployment_mode, env
 from core.labeling import identity, links
-from core.settings import deployment_mode, env
 
 if TYPE_CHECKING:
     from core.labeling.store import LabelStore

@@ -2,7 +2,7 @@
 
 One loader per thing, shared by both pages. Each public function takes the workspace and the
 names the page chose, computes the *stamp* of the files that thing reads (sizes and mtimes: see
-:func:`core.gt_views.data_stamp`) and calls a cached function keyed by it (by its sha256 digest,
+:func:`core.ground_truth.views.data_stamp`) and calls a cached function keyed by it (by its sha256 digest,
 which Streamlit hashes far faster than the stamp's nested tuples). A write (a judging
 run, an override, a saved variant, the CLI in another process) changes the stamp of exactly the
 files it wrote, so the next call recomputes what depends on them and nothing else: there is no
@@ -20,9 +20,9 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core import gt_views, variants
-from core.errors import UnknownNameError
-from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt
+from core.base.errors import UnknownNameError
+from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt, variants
+from core.ground_truth import views as gt_views
 from core.ground_truth.compute import newest_review_year
 from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.policies import Policy
@@ -46,7 +46,7 @@ def _digest(stamp: tuple) -> str:
 
 
 def data_key(ws: Workspace, dataset: str, task: str) -> str:
-    """The digest of :func:`core.gt_views.data_stamp`: the key of everything read for ``dataset``/``task``."""
+    """The digest of :func:`core.ground_truth.views.data_stamp`: the key of everything read for ``dataset``/``task``."""
     return _digest(gt_views.data_stamp(ws, dataset, task))
 
 
@@ -256,15 +256,15 @@ def restaurant_judgments(ws: Workspace, dataset: str, business_id: str) -> dict[
 @st.cache_data(max_entries=16, show_spinner="Comparing judges…")
 def _judge_comparison(root: str, dataset: str, task: str, a: str, b: str, definition: str,
                       ks: tuple[int | None, ...], stamp: str) -> dict[str, Any]:
-    # deferred: core.judging.compare pulls in pandas (~500 ms), only needed when _judge_comparison() runs
-    from core.judging.compare import compare_judges
+    # deferred: core.ground_truth.views.judge_compare pulls in pandas (~500 ms), only needed when _judge_comparison() runs
+    from core.ground_truth.views.judge_compare import compare_judges
 
     return compare_judges(Workspace(Path(root)), dataset, task, a, b, definitions=[definition], ks=list(ks))
 
 
 def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, definition: str,
                      ks: Sequence[int | None]) -> dict[str, Any]:
-    """Two judges' fields and verdicts compared (:func:`core.judging.compare.compare_judges`)."""
+    """Two judges' fields and verdicts compared (:func:`core.ground_truth.views.judge_compare.compare_judges`)."""
     return _judge_comparison(str(ws.root), dataset, task, a, b, definition, tuple(ks),
                              data_key(ws, dataset, task))
 
@@ -317,7 +317,7 @@ def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[s
 
 def verdict_grid(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
                  rank_by: Sequence[str] | None, views: FrameViews | None = None) -> pl.DataFrame:
-    """:func:`core.gt_views.verdict_grid` of the GT ``frame`` whose cache key is ``key`` (with the
+    """:func:`core.ground_truth.views.verdict_grid` of the GT ``frame`` whose cache key is ``key`` (with the
     default options, ``views.grid``: the same call, already made)."""
     if views is not None and not flips_only and sort == gt_views.SORTS[0] and not search and rank_by is None:
         return views.grid
@@ -330,7 +330,7 @@ def _series(key: tuple, business_id: str, _frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def score_series(key: tuple, frame: pl.DataFrame, business_id: str) -> pl.DataFrame:
-    """:func:`core.gt_views.score_series` of one restaurant of the GT ``frame`` whose cache key is ``key``."""
+    """:func:`core.ground_truth.views.score_series` of one restaurant of the GT ``frame`` whose cache key is ``key``."""
     return _series(key, business_id, frame)
 
 

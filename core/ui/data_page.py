@@ -1,7 +1,7 @@
 """Page glue of the Data page: the pager, the restaurant header and the review cards.
 
 Names, cities and categories from the data go through :mod:`core.ui.text`; review texts through
-:func:`core.review_text.review_html` (escaped, with search hits and keyword matches marked).
+:func:`core.datasets.review_text.review_html` (escaped, with search hits and keyword matches marked).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core import browse, gt_views
-from core.db import Database
-from core.review_text import REVIEW_CSS, review_html
+from core.datasets import browse
+from core.datasets.db import Database
+from core.datasets.review_text import REVIEW_CSS, review_html
+from core.ground_truth import views as gt_views
 from core.tasks import task_ids
 from core.ui.text import safe, show
 from core.workspace import Workspace

@@ -17,7 +17,7 @@ import polars as pl
 import streamlit as st
 
 from core import ui
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.gold import charts, store
 from core.gold.answers import write_answers_file
 from core.gold.compare import (

@@ -10,8 +10,9 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core import charts, gt_views
 from core.ground_truth import k_label
+from core.ground_truth import views as gt_views
+from core.ground_truth.views import charts
 from core.ui import cache
 from core.ui.gt_page import (
     GRID_ROWS,

@@ -1,7 +1,7 @@
 """Page glue of the Ground truth page: its controls and sections (the page script calls these).
 
 Every loader comes from :mod:`core.ui.cache`; values from data are shown through
-:mod:`core.ui.text` or in dataframes; verdict colours come from :func:`core.charts.verdict_palette`.
+:mod:`core.ui.text` or in dataframes; verdict colours come from :func:`core.ground_truth.views.charts.verdict_palette`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core import charts, gt_views
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.ground_truth import distribution_by_k, gt_filename, k_label
+from core.ground_truth import views as gt_views
 from core.ground_truth.coverage import short_message
-from core.gt_views.status import offline_judge_kind
+from core.ground_truth.views import charts
+from core.ground_truth.views.status import offline_judge_kind
 from core.judgments import set_gt_judge
 from core.tasks import get_task
 from core.ui import cache, gt_runs, hosting, judge_jobs

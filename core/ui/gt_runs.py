@@ -16,11 +16,11 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.ground_truth import k_label
 from core.ground_truth.export import export_gt
-from core.gt_lineage import lineages_by_k
-from core.gt_views.loaders import data_stamp
+from core.ground_truth.lineage import lineages_by_k
+from core.ground_truth.views.loaders import data_stamp
 from core.runs import list_runs
 from core.runs.impact import diff_versions
 from core.runs.rescore import rescore_run

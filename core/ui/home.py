@@ -8,7 +8,8 @@ from pathlib import Path
 import polars as pl
 import streamlit as st
 
-from core import health, overview, ui
+from core import ui
+from core.ui import health, overview
 from core.workspace import Workspace
 
 SCHEMA = {"file": pl.String, "problem": pl.String, "kind": pl.String}
@@ -33,7 +34,7 @@ def _files_overview(root: str, stamp: tuple[tuple[str, int, int], ...]) -> overv
 
 
 def workspace_overview(ws: Workspace) -> overview.Overview:
-    """The Home overview: the file sections cached on the stamps of :data:`core.overview.FILE_AREAS`
+    """The Home overview: the file sections cached on the stamps of :data:`core.ui.overview.FILE_AREAS`
     (read-only: shared by every session), the labeling section read from the label store each time."""
     files = _files_overview(str(ws.root), ws.files_stamp(overview.FILE_AREAS))
     return overview.Overview(files.headline, files.datasets,

@@ -1,8 +1,8 @@
 """Deployment modes in the app: the team sign-in, who is an admin, why a control is disabled,
 per-session rate limits, the demo banner and the page wrapper that hides error details.
 
-The rules are in :mod:`core.settings` (``deployment_mode``, ``require_writable``, ``rate_limit``,
-``labels_storage``) and :mod:`core.limits`; this module is their Streamlit glue, and the one place
+The rules are in :mod:`core.base.settings` (``deployment_mode``, ``require_writable``, ``rate_limit``,
+``labels_storage``) and :mod:`core.base.limits`; this module is their Streamlit glue, and the one place
 besides :mod:`core.ui.auth` and :mod:`core.ui.paid` that reads ``st.secrets``.
 """
 
@@ -22,11 +22,9 @@ from typing import Any, ParamSpec
 
 import streamlit as st
 
-from core.errors import WorkbenchError
-from core.labeling.identity import admin_codes, get_role
-from core.labeling.render import escape_markdown
-from core.limits import TokenBucket
-from core.settings import (
+from core.base.errors import WorkbenchError
+from core.base.limits import TokenBucket
+from core.base.settings import (
     DEFAULT_WORKSPACE,
     deployment_mode,
     deployment_setup,
@@ -36,9 +34,11 @@ from core.settings import (
     rate_limit,
     redact,
 )
+from core.labeling.identity import admin_codes, get_role
+from core.labeling.render import escape_markdown
 from core.ui import auth
 from core.workspace import Workspace
-from core.workspace_choice import workspace_dir
+from core.workspace.choice import workspace_dir
 
 LOG = logging.getLogger("workbench.app")
 
@@ -85,7 +85,7 @@ def _token_key() -> str:
 
 
 def mode() -> str:
-    """local, demo or team (:func:`core.settings.deployment_mode`)."""
+    """local, demo or team (:func:`core.base.settings.deployment_mode`)."""
     return deployment_mode()
 
 

@@ -1,7 +1,7 @@
 """Page glue of judging as a background job (the Ground truth page's Judging tab).
 
 The page never judges in its own script: the index-and-judge button starts a ``judge`` job
-(:mod:`core.judging.job`), a process of its own that keeps going when the tab closes. Any session
+(:mod:`core.judgments.judges.job`), a process of its own that keeps going when the tab closes. Any session
 shows the newest job of its dataset/task from the job record: a progress bar while it runs (polled
 by a fragment), then its outcome; cancel and resume act on the record. Resuming or cancelling a
 job that calls the paid OpenAI-compatible judge needs the same right as starting one
@@ -14,10 +14,10 @@ from typing import Any
 
 import streamlit as st
 
-from core import gt_views
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
+from core.ground_truth import views as gt_views
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
-from core.judging.job import JOB_KIND
+from core.judgments.judges.job import JOB_KIND
 from core.ui.paid import cost_line, paid_refusal
 from core.ui.text import safe
 from core.workspace import Workspace

@@ -12,7 +12,7 @@ import polars as pl
 import streamlit as st
 
 from core import ui
-from core.judging import charts
+from core.judgments.judges import charts
 from core.ui import cache
 from core.workspace import Workspace
 

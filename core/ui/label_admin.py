@@ -11,7 +11,7 @@ import polars as pl
 import streamlit as st
 
 from core import ui
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, charts, consensus, identity, links, rater_stats, render, reports
 from core.labeling import items as labeling_items
 from core.labeling.store import ROLES, SPREAD_MEASURES, LabelStore

@@ -12,7 +12,7 @@ import polars as pl
 import streamlit as st
 
 from core import ui
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import agreement, charts, claims, consensus, export, identity, render, reports
 from core.labeling import store as label_store
 from core.labeling.items import Project

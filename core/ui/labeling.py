@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, render
 from core.labeling.items import Project
 from core.labeling.store import LabelStore

@@ -27,11 +27,11 @@ import streamlit as st
 from streamlit.column_config import NumberColumn
 
 from core import ui
-from core.db import Database
-from core.errors import UnknownNameError, WorkbenchError
-from core.gt_lineage import describe as describe_gt
-from core.gt_views.grid import trace_params
-from core.gt_views.loaders import data_stamp
+from core.base.errors import UnknownNameError, WorkbenchError
+from core.datasets.db import Database
+from core.ground_truth.lineage import describe as describe_gt
+from core.ground_truth.views.grid import trace_params
+from core.ground_truth.views.loaders import data_stamp
 from core.metrics import badges, score_results
 from core.metrics import views as mv
 from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores

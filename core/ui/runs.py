@@ -13,15 +13,15 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
+from core.base.settings import env
 from core.ground_truth.gt_files import scan_gt_files
-from core.ground_truth.policy_loader import list_policies
+from core.ground_truth.policies.loader import list_policies
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints
 from core.methods import METHODS, prompt_template
 from core.runs import RunConfig, cancel_run, list_runs, plan_run, run_status
 from core.runs.records import spec_fallback
-from core.settings import env
 from core.tasks import task_ids
 from core.ui import current_workspace, hosting
 from core.workspace import Workspace

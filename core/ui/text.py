@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.review_text import md_escape
+from core.datasets.review_text import md_escape
 
 __all__ = ["md_escape", "safe", "show"]
 

@@ -2,7 +2,7 @@
 
 Every value from the URL or from data is shown through :mod:`core.ui.text` (never as markdown),
 every loader comes from :mod:`core.ui.cache`, verdict colours from
-:func:`core.charts.verdict_badges`.
+:func:`core.ground_truth.views.charts.verdict_badges`.
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core import charts, gt_views, ui
-from core.errors import DataError, LockError, WorkbenchError
+from core import ui
+from core.base.errors import DataError, LockError, WorkbenchError
 from core.ground_truth import k_label, verdict_changes
-from core.overrides import add_override
+from core.ground_truth import views as gt_views
+from core.ground_truth.views import charts
+from core.judgments.overrides import add_override
 from core.tasks import get_task, task_ids
 from core.ui import cache, hosting
 from core.ui.text import safe, show

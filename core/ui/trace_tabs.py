@@ -7,10 +7,11 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from core import charts, gt_views, variants
-from core.errors import WorkbenchError
-from core.ground_truth import k_label
-from core.overrides import list_overrides, revert_override
+from core.base.errors import WorkbenchError
+from core.ground_truth import k_label, variants
+from core.ground_truth import views as gt_views
+from core.ground_truth.views import charts
+from core.judgments.overrides import list_overrides, revert_override
 from core.tasks import get_task
 from core.ui import cache, hosting
 from core.ui.text import safe

@@ -26,16 +26,16 @@ from pathlib import Path
 
 from streamlit import delta_generator
 
-from core.settings import warmup_enabled
+from core.base.settings import warmup_enabled
 from core.ui import PAGES
 from core.workspace import Workspace
-from core.workspace_choice import workspace_dir
+from core.workspace.choice import workspace_dir
 
 LOG = logging.getLogger(__name__)
 PAGES_DIR = Path(__file__).resolve().parents[2] / "app_pages"
 # Imported by the first computation of a page rather than by its script (deferred imports).
 HEAVY = ("altair", "sklearn.metrics", "sklearn.feature_extraction.text", "scipy.stats", "sqlalchemy", "openai",
-         "core.judging")
+         "core.judgments.judges")
 
 # What the first page's run imports beyond the modules its scripts name: pandas (st.dataframe
 # converts through it), the label store (Home's labeling section).

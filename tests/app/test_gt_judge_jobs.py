@@ -11,7 +11,7 @@ import time
 import pytest
 
 from core.jobs import read_job, start_job
-from core.judging.job import JOB_KIND
+from core.judgments.judges.job import JOB_KIND
 from tests.app.test_gt_pages import _gt
 from tests.core.conftest import build_judging_dataset
 from tests.job_helpers import slow_judge_llm, wait_for_job

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 import pytest
 
 from core.ground_truth import FORMULAS
-from core.overrides import list_overrides
+from core.judgments.overrides import list_overrides
 from tests.core.test_gt_views import CALM, DATASET, FLIP, MILD, TASK, build_gt_workspace
 from tests.job_helpers import wait_for_job
 
@@ -251,7 +251,7 @@ def test_whatif_moves_this_verdict_and_saves_a_variant_only(app_factory, tiny_ro
 # -- the xnot reference judgments --------------------------------------------------------------------------
 @pytest.fixture()
 def xnot_root(tmp_path, fixtures_dir):
-    from core.judgment_files import import_xnot_judgments
+    from core.judgments.xnot_files import import_xnot_judgments
     from core.workspace import Workspace
 
     ws = Workspace(tmp_path / "xws").ensure("xnot")

@@ -20,7 +20,7 @@ def test_gt_page_of_the_business_task_uses_its_scale(app_factory, small_demo):
     dist = next(df.value for df in at.dataframe if "Poor fit" in df.value.columns)
     assert list(dist.columns) == ["K", "Poor fit", "Workable", "Great fit", "total"]
     assert set(dist["total"]) == {12}
-    from core.charts import verdict_palette
+    from core.ground_truth.views.charts import verdict_palette
 
     palette = verdict_palette(["Poor fit", "Workable", "Great fit"])  # ordinal colours of the policy's own scale
     specs = [c.proto.spec for c in at.get("vega_lite_chart")]

@@ -9,9 +9,9 @@ import shutil
 
 import polars as pl
 
-from core.charts import verdict_badges
 from core.ground_truth import compute_gt
 from core.ground_truth.compute import newest_review_year
+from core.ground_truth.views.charts import verdict_badges
 from core.workspace import Workspace
 
 GT, TRACE = "app_pages/ground_truth.py", "app_pages/trace.py"
@@ -36,7 +36,7 @@ def test_score_chart_draws_le_rules_and_per_k_thresholds(app_factory, small_demo
     chart = next(c for c in at.get("vega_lite_chart") if '"final score"' in c.proto.spec)
     texts = chart.proto.spec.count('"detail": {"field": "text"')  # the per-K threshold lines
     assert texts >= 1
-    from core import gt_views
+    from core.ground_truth import views as gt_views
 
     frame = gt_views.score_thresholds(_policy(small_demo, "G2_meetings_V2"), [25, 50, 100, 200])
     assert set(frame.filter(pl.col("op") == "≤")["y"]) == {-5.0, -10.0}  # the "score ≤" rule, per K
@@ -90,7 +90,7 @@ def test_trace_of_a_scoring_policy_keeps_its_scores(app_factory, small_demo):
 
 def test_gt_page_uses_the_datasets_newest_review_year(small_demo, tmp_path):
     """A policy without a reference year takes the dataset's newest review (as `gt`), not the judgments'."""
-    from core.ground_truth.policy_loader import POLICY_DIR
+    from core.ground_truth.policies.loader import POLICY_DIR
     from core.judgments import load_judgments
     from core.ui import cache
 

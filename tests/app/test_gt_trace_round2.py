@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from core.variants import constants_sha256, load_variant, save_variant
+from core.ground_truth.variants import constants_sha256, load_variant, save_variant
 from core.workspace import Workspace
 from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _export_buttons, _gt, _trace
 from tests.core.test_gt_views import FLIP, MILD, build_gt_workspace
@@ -101,7 +101,7 @@ def test_saved_variant_is_a_definition_on_the_gt_page(app_factory, tiny_root):
 
 
 def test_verdicts_use_one_colour_blind_safe_palette(app_factory, tiny_root):
-    from core import charts
+    from core.ground_truth.views import charts
 
     at = _gt(app_factory, tiny_root)
     palette = charts.verdict_palette(["Low Risk", "High Risk", "Critical Risk"])

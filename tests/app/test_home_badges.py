@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from core.ground_truth.addm_import import import_policies
+from core.ground_truth.policies.addm_import import import_policies
 from core.workspace import Workspace
 from tests.core.test_metrics_badges import no_incident_run
 

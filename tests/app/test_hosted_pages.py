@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from core import ui
+from core.base.settings import labels_url
 from core.labeling.store import LabelStore, close_stores, ratings
-from core.settings import labels_url
 from core.workspace import Workspace
 
 HOME, DATA, GT, TRACE, RUNS = "app_pages/home.py", "app_pages/data.py", "app_pages/ground_truth.py", \

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from core.base.settings import labels_storage
 from core.labeling import assignment, items, links
 from core.labeling.store import LabelStore, close_stores, ratings
-from core.settings import labels_storage
 from tests.core.test_labeling_store import _new_postgres_db, postgres_server  # noqa: F401 - the fixture
 
 LABELING = "app_pages/labeling.py"

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
+from core.base.settings import labels_url
 from core.labeling import assignment, identity, items
 from core.labeling.store import LabelStore, close_stores
-from core.settings import labels_url
 from core.ui.label_review import mark_retired, marked
 from core.workspace import Workspace
 

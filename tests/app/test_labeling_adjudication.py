@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from core.base.settings import labels_url
 from core.labeling import assignment, consensus, identity, items
 from core.labeling.store import LabelStore, close_stores, ratings
-from core.settings import labels_url
 from core.ui import SIDEBAR_WORKSPACE
 from core.ui.label_review import next_item_after
 from core.workspace import Workspace

@@ -7,9 +7,9 @@ import time
 import pytest
 from sqlalchemy import select
 
+from core.base.settings import labels_url
 from core.labeling import assignment, consensus, identity, items
 from core.labeling.store import LabelStore, close_stores, ratings, skips, store_exists
-from core.settings import labels_url
 from core.workspace import Workspace
 
 LABELING, REVIEW = "app_pages/labeling.py", "app_pages/label_review.py"

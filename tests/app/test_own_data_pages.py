@@ -3,7 +3,7 @@ the pages instead of showing nothing or a raw None."""
 
 from __future__ import annotations
 
-from core.judgment_files import import_xnot_judgments, synthetic_id
+from core.judgments.xnot_files import import_xnot_judgments, synthetic_id
 from core.workspace import Workspace
 
 

@@ -69,7 +69,7 @@ def test_data_page_shows_html_in_reviews_inert(app_factory, small_demo, tmp_path
     assert not at.exception and "changed since import" in at.error[0].value  # the lock check refuses it
     import json
 
-    from core.files import sha256_file
+    from core.base.files import sha256_file
 
     lock_path = reviews_path.parent / "dataset.lock.json"  # re-lock the edited table
     lock = json.loads(lock_path.read_text())

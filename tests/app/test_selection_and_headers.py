@@ -134,8 +134,8 @@ def test_a_link_opens_the_list_at_the_linked_restaurants_page(app_factory, sixty
 
 
 def test_restaurant_position_follows_the_filter(sixty_root):
-    from core import browse
-    from core.db import Database
+    from core.datasets import browse
+    from core.datasets.db import Database
 
     db = Database(sixty_root)
     everything = browse.RestaurantFilter("", "", 0.0, 5.0)

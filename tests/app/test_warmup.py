@@ -44,8 +44,7 @@ def test_warmup_can_be_turned_off(monkeypatch):
 def test_preload_reads_the_workspace_into_homes_caches(small_demo, monkeypatch):
     """At server start (app.py) the first page's caches are filled, reading only: Home's next run
     computes neither the file sections nor the unreadable-files check again."""
-    from core import health, overview
-    from core.ui import home
+    from core.ui import health, home, overview
     from core.workspace import Workspace
 
     monkeypatch.setenv("WORKBENCH_WORKSPACE", str(small_demo))

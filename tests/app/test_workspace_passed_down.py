@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from core.ground_truth.addm_import import import_policies
+from core.ground_truth.policies.addm_import import import_policies
 from core.runs import RunConfig, plan_run
 from core.runs.plan import check_config
 from core.ui import SIDEBAR_WORKSPACE

@@ -28,7 +28,7 @@ def build_judging_dataset(ws, name: str = "d", *, restaurants: int = 2, tmp_path
     """Write a dataset of ``restaurants`` restaurants, each with every ALLERGY_TEXTS and
     PLAIN_TEXTS review, build its keyword index, and return the matched reviews' rows."""
     from core.datasets import write_dataset
-    from core.keyword_index import build_index
+    from core.tasks.keyword_index import build_index
 
     rest_rows, review_rows = [], []
     for r in range(restaurants):

@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from core.ground_truth import addm_payload, compute_gt_frame, compute_policy_gt_frame, xnot_payload
-from core.ground_truth.policy_loader import get_policy
+from core.ground_truth.policies.loader import get_policy
 
 DEFINITIONS = ("v1", "v2", "G1_allergy_V0", "G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3")
 KS = [25, 50, 100, 200, None]

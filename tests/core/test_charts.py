@@ -5,8 +5,8 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from core import charts
 from core.ground_truth import VERDICTS
+from core.ground_truth.views import charts
 
 DIST = pl.DataFrame({"k": [25, 50, None], "Low": [99, 96, 93], "High": [1, 2, 5], "Critical": [0, 2, 2],
                      "total": [100, 100, 100]})

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.base.errors import DataError, LockError, UnknownNameError, WorkbenchError
+from core.base.files import sha256_file
 from core.cli import main
 from core.datasets import (
     LOCK_NAME,
@@ -26,11 +28,9 @@ from core.datasets import (
 )
 from core.datasets import flat as flat_module
 from core.datasets import lock as lock_module
+from core.datasets.db import Database
 from core.datasets.flat import read_flat
 from core.datasets.sources import JSONL
-from core.db import Database
-from core.errors import DataError, LockError, UnknownNameError, WorkbenchError
-from core.files import sha256_file
 
 FIXTURE_SUBSETS = [("xnot", "xnot/dataset_K25_subset.jsonl", 6), ("addm", "dev-ADDM/dataset_K25_subset.jsonl", 5)]
 

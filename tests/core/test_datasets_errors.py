@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from core.base.errors import DataError
 from core.datasets import import_dataset, read_lock, verify_dataset
-from core.errors import DataError
 
 GOOD_DATE = "2021-06-01 12:00:00"
 

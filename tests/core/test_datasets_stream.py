@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.base.errors import DataError
 from core.datasets import import_dataset, scan_restaurants, scan_reviews, verify_dataset
 from core.datasets import scale as scale_module
 from core.datasets import sources as sources_module
 from core.datasets import staging as staging_module
 from core.datasets.staging import Stager, bucket_bounds, text_hashes
-from core.errors import DataError
-from core.keyword_index import text_hash
+from core.tasks.keyword_index import text_hash
 
 DATES = ["2019-01-01 00:00:00", "2020-06-15 12:30:00", "2020-06-15 12:30:01", "2023-02-28 23:59:59"]
 TEXTS = ["", "Peanut sauce, no EpiPen needed.", "café — naïve 🥜", "5", "[sic]", "line\nbreak"]

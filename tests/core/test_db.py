@@ -7,7 +7,7 @@ import threading
 import polars as pl
 import pytest
 
-from core.db import Database, ViewSpec, register_view
+from core.datasets.db import Database, ViewSpec, register_view
 
 
 def _write_reviews(root, dataset, n):

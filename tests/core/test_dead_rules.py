@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.ground_truth.addm_import import import_policies
-from core.ground_truth.policy_loader import get_policy, list_policies
-from core.overview import gt_section, tasks_section
+from core.ground_truth.policies.addm_import import import_policies
+from core.ground_truth.policies.loader import get_policy, list_policies
+from core.ui.overview import gt_section, tasks_section
 from core.workspace import Workspace
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import polars as pl
 
+from core.base.files import read_json
 from core.demo import generate_demo
 from core.demo.steps import DEMO_GT_DEFINITIONS, DEMO_KS, DEMO_RUNS, DEMO_TOPIC_GT
-from core.files import read_json
 from core.ground_truth import compute_gt, distribution_by_k, list_gt_files
 from core.judgments import get_gt_judge, list_judges
-from core.keyword_index import index_stats
 from core.runs import list_runs, validate_results
+from core.tasks.keyword_index import index_stats
 from core.workspace import Workspace
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from core.demo.topics import BUSINESS, DIET_END, business_sentence, diet_sentence, every_sentence, plan_topics
 from core.ground_truth import compute_gt, distribution_by_k, list_gt_files
-from core.judging import make_judge
 from core.judgments import get_gt_judge, load_judgments
-from core.keyword_index import index_stats
+from core.judgments.judges import make_judge
 from core.tasks import get_task, task_ids
+from core.tasks.keyword_index import index_stats
 from core.workspace import Workspace
 
 

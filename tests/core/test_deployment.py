@@ -1,4 +1,4 @@
-"""Deployment modes (core.settings): which mode, what a read-only demo refuses in every core write
+"""Deployment modes (core.base.settings): which mode, what a read-only demo refuses in every core write
 path (and that nothing is written), the rate-limit settings, where labels go, and secrets that
 never reach results, exports, job records or logs."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import core.judging.job  # noqa: F401 - registers the judge job kind
+import core.judgments.judges.job  # noqa: F401 - registers the judge job kind
 import core.runs.job  # noqa: F401 - registers the run job kind
-from core import settings
-from core.errors import ReadOnlyError
+from core.base import settings
+from core.base.errors import ReadOnlyError
 from core.jobs import list_jobs, read_job, start_job
 from core.labeling import export as label_export
 from core.labeling import identity, items
@@ -76,20 +76,20 @@ def _store(ws: Workspace) -> LabelStore:
 WRITES = {
     "import a dataset": lambda ws: __import__("core.datasets.importer", fromlist=["x"]).import_dataset(
         ws, "other", ws.root / "sources" / "demo" / "review.json"),
-    "import judgments": lambda ws: __import__("core.judgment_files", fromlist=["x"]).import_xnot_judgments(
+    "import judgments": lambda ws: __import__("core.judgments.xnot_files", fromlist=["x"]).import_xnot_judgments(
         ws, ws.root / "nothing.json"),
     "import a GT file": lambda ws: __import__("core.ground_truth.gt_files", fromlist=["x"]).import_gt_file(
         ws, next((ws.root / "gt" / "demo" / "G1a").glob("*.json"))),
-    "record an override": lambda ws: __import__("core.overrides", fromlist=["x"]).add_override(
+    "record an override": lambda ws: __import__("core.judgments.overrides", fromlist=["x"]).add_override(
         ws, "demo", "G1a", business_id="b", idx=0, corrected={"incident_severity": "severe"}, reason="r", author="a"),
-    "revert an override": lambda ws: __import__("core.overrides", fromlist=["x"]).revert_override(
+    "revert an override": lambda ws: __import__("core.judgments.overrides", fromlist=["x"]).revert_override(
         ws, "demo", "G1a", "ov-1", reason="r", author="a"),
-    "save a variant": lambda ws: __import__("core.variants", fromlist=["x"]).save_variant(
+    "save a variant": lambda ws: __import__("core.ground_truth.variants", fromlist=["x"]).save_variant(
         ws, "mine", "G1_allergy_V2", {}),
-    "delete a variant": lambda ws: __import__("core.variants", fromlist=["x"]).delete_variant(ws, "mine"),
-    "judge reviews": lambda ws: __import__("core.gt_views", fromlist=["x"]).run_index_and_judge(ws, "demo", "G1a"),
-    "build the keyword index": lambda ws: __import__("core.keyword_index", fromlist=["x"]).build_index(ws, "demo"),
-    "choose the GT judge": lambda ws: __import__("core.judgment_store", fromlist=["x"]).set_gt_judge(
+    "delete a variant": lambda ws: __import__("core.ground_truth.variants", fromlist=["x"]).delete_variant(ws, "mine"),
+    "judge reviews": lambda ws: __import__("core.ground_truth.views", fromlist=["x"]).run_index_and_judge(ws, "demo", "G1a"),
+    "build the keyword index": lambda ws: __import__("core.tasks.keyword_index", fromlist=["x"]).build_index(ws, "demo"),
+    "choose the GT judge": lambda ws: __import__("core.judgments.store", fromlist=["x"]).set_gt_judge(
         ws, "demo", "G1a", "heuristic-v2"),
     "change a rater's role": lambda ws: identity.set_role(_store(ws), "ana", "admin"),
     "retire a rater code": lambda ws: identity.retire_rater(_store(ws), "ana", by="boss"),

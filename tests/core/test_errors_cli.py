@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from core.base.errors import DataError, UnknownNameError
 from core.cli import main
-from core.errors import DataError, UnknownNameError
 
 
 def test_data_error_names_file_line_field():

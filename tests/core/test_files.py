@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import DataError
-from core.files import (
+from core.base.errors import DataError
+from core.base.files import (
     append_jsonl,
     append_jsonl_bytes,
     atomic_dir,

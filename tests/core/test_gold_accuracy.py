@@ -10,7 +10,7 @@ import numpy as np
 import openai
 import pytest
 
-from core.errors import UnknownNameError, WorkbenchError
+from core.base.errors import UnknownNameError, WorkbenchError
 from core.gold.accuracy import (
     ACCURACY_METHODS,
     AccuracyContext,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import DataError
-from core.files import append_jsonl
+from core.base.errors import DataError
+from core.base.files import append_jsonl
 from core.gold import store
 from core.gold.demo import DEMO_SET, write_demo_gold
 from core.gold.demo_set import ITEMS, PASSAGES

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.gold.items import eval_files_in, load_gold_files, resolve_eval_files
 from tests.core.gold_helpers import SMALL_SET, gold_item, write_jsonl, write_small_set
 

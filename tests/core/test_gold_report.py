@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from core.base.errors import DataError
 from core.cli import main
-from core.errors import DataError
 from core.gold.answers import Answer, read_answers_file
 from core.gold.evaluation import EvalRequest, run_evaluation
 from core.gold.items import eval_files_in, load_gold_files

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.gold.accuracy import jaccard_similarity
 from core.gold.scoring import (
     GoldConfig,

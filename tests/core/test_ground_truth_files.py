@@ -7,8 +7,8 @@ import json
 import polars as pl
 import pytest
 
+from core.base.errors import DataError
 from core.cli import main
-from core.errors import DataError
 from core.ground_truth import (
     addm_payload,
     compute_gt,
@@ -22,7 +22,7 @@ from core.ground_truth import (
     write_gt_file,
     xnot_payload,
 )
-from core.ground_truth.policy_loader import get_policy
+from core.ground_truth.policies.loader import get_policy
 from tests.core.test_ground_truth_formulas import CASE, RESTAURANTS
 
 
@@ -110,7 +110,7 @@ def gt_workspace(workspace, tmp_path):
 
 
 def test_compute_gt_applies_overrides(gt_workspace):
-    from core.overrides import add_override, revert_override
+    from core.judgments.overrides import add_override, revert_override
 
     before = compute_gt(gt_workspace, "d", "G1a", "v1", [None]).filter(pl.col("business_id") == "a").row(0, named=True)
     assert before["n_moderate"] == 1 and before["verdict"] == "Critical Risk"
@@ -206,7 +206,7 @@ def test_k_larger_than_the_reviews_is_said_everywhere(gt_workspace, capsys):
 
 
 def test_cli_computes_a_saved_variant_and_stamps_its_name_and_hash(gt_workspace, capsys):
-    from core.variants import constants_sha256, load_variant, save_variant
+    from core.ground_truth.variants import constants_sha256, load_variant, save_variant
 
     save_variant(gt_workspace, "strict", "v1", {"CRITICAL_THRESHOLD": 30.0})
     code, out, _ = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "strict", "--k", "all", capsys=capsys)
@@ -227,7 +227,7 @@ def test_cli_computes_a_saved_variant_and_stamps_its_name_and_hash(gt_workspace,
 
 def test_a_variant_in_the_addm_layout_lists_its_own_severity_points(gt_workspace, capsys):
     """A formula variant's incidents carried the committed points (moderate 5) in the ADDM layout."""
-    from core.variants import save_variant
+    from core.ground_truth.variants import save_variant
 
     save_variant(gt_workspace, "heavy", "v1", {"SEVERITY_POINTS.moderate": 9})
     code, _, _ = run_cli(gt_workspace, "gt", "--dataset", "d", "--formula", "heavy", "--k", "all",

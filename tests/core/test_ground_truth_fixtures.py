@@ -111,7 +111,7 @@ def test_vetri_cucina_k25_to_k50_is_explained_by_idx_39(xnot):
 
 
 def test_workspace_round_trip_with_imported_judgments(workspace, fixtures_dir):
-    from core.judgment_files import import_xnot_judgments
+    from core.judgments.xnot_files import import_xnot_judgments
 
     import_xnot_judgments(workspace, fixtures_dir / XNOT_JUDGMENTS, task="G1a", dataset="xnot")
     frame = compute_gt(workspace, "xnot", "G1a", "v1", KS)

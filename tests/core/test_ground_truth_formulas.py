@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import UnknownNameError
+from core.base.errors import UnknownNameError
 from core.ground_truth import FORMULAS, compute_gt_frame, distribution_by_k, get_formula, normalize_ks
 from core.ground_truth.reference import reference_gt
 from core.ground_truth.rounding import round_columns, round_like_python

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.errors import DataError, UnknownNameError
+from core.base.errors import DataError, UnknownNameError
 from core.ground_truth import (
     POLICY_IDS,
     compute_policy_gt_frame,

@@ -16,7 +16,7 @@ from collections import defaultdict
 import polars as pl
 import pytest
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.ground_truth import compute_gt_frame, compute_policy_gt_frame, get_policy
 from core.ground_truth.uncertainty import load_confusion, parse_confusion, verdict_probabilities
 
@@ -220,10 +220,10 @@ def test_a_certain_change_and_the_errors():
 
 def _addm_judged(fixtures_dir, workspace):
     from core.datasets import import_dataset
-    from core.judging.heuristic import HeuristicJudge
-    from core.judging.runner import execute_judging, plan_judging
-    from core.keyword_index import build_index
+    from core.judgments.judges.heuristic import HeuristicJudge
+    from core.judgments.judges.runner import execute_judging, plan_judging
     from core.tasks import get_task
+    from core.tasks.keyword_index import build_index
 
     import_dataset(workspace, "dev", fixtures_dir / "dev-ADDM" / "full" / "dataset_K25.jsonl")
     build_index(workspace, "dev", tasks=["G1a"])

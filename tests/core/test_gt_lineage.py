@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.ground_truth.policy_loader import get_policy
-from core.gt_lineage import definition_sha256, describe, overrides_state
+from core.ground_truth.lineage import definition_sha256, describe, overrides_state
+from core.ground_truth.policies.loader import get_policy
 from core.workspace import Workspace
 
 pytestmark = pytest.mark.fixtures

@@ -1,4 +1,4 @@
-"""Page-facing GT views (core/gt_views): grid, flips, series, primitives, export, judging status,
+"""Page-facing GT views (core/ground_truth/views): grid, flips, series, primitives, export, judging status,
 trace rendering model, excerpt highlighting (escaped), on a tiny workspace built from code and on
 the xnot reference judgments.
 
@@ -30,11 +30,11 @@ from urllib.parse import urlencode
 import polars as pl
 import pytest
 
-from core import gt_views
 from core.datasets import write_dataset
 from core.ground_truth import distribution_by_k, explain_k_change, get_definition, trace_gt
+from core.ground_truth import views as gt_views
 from core.judgments import append_judgments
-from core.overrides import add_override
+from core.judgments.overrides import add_override
 from core.workspace import Workspace
 
 DATASET, TASK, JUDGE = "tiny", "G1a", "test-judge"
@@ -365,7 +365,7 @@ def test_md_escape_and_fmt_value():
 
 # -- the xnot reference judgments ----------------------------------------------------------------------
 def test_xnot_vetri_cucina_and_its_trace(workspace, fixtures_dir):
-    from core.judgment_files import import_xnot_judgments
+    from core.judgments.xnot_files import import_xnot_judgments
 
     import_xnot_judgments(workspace, fixtures_dir / XNOT_JUDGMENTS, task="G1a", dataset="xnot")
     inputs = gt_views.load_inputs(workspace, "xnot", "G1a")

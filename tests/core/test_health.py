@@ -1,6 +1,6 @@
 """Issue 10, "Errors are swallowed": only a torn last line of an append-only log is dropped (and
 counted); a broken line elsewhere is an error naming file and line; broken workspace files are
-listed (core.health) instead of skipped; ``--debug`` shows the traceback."""
+listed (core.ui.health) instead of skipped; ``--debug`` shows the traceback."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from core import health
+from core.base.errors import DataError
+from core.base.files import append_jsonl, read_jsonl_log
 from core.cli import main
-from core.errors import DataError
-from core.files import append_jsonl, read_jsonl_log
 from core.ground_truth.gt_files import list_gt_files, scan_gt_files
+from core.ui import health
 from core.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

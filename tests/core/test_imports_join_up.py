@@ -10,14 +10,14 @@ import json
 import polars as pl
 import pytest
 
+from core.base.errors import WorkbenchError
+from core.base.progress import cli_progress, log_progress
 from core.cli import main
 from core.datasets import import_dataset
-from core.errors import WorkbenchError
-from core.judgment_files import import_xnot_judgments
+from core.datasets.names import find_restaurant
 from core.judgments import load_judgments
-from core.overrides import active_overrides, import_addm_overrides, task_topics
-from core.progress import cli_progress, log_progress
-from core.restaurant_names import find_restaurant
+from core.judgments.overrides import active_overrides, import_addm_overrides, task_topics
+from core.judgments.xnot_files import import_xnot_judgments
 from core.tasks import get_task
 
 XNOT = "xnot/semantic_gt/task_G1a/judgments.json"

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from core.errors import DataError, WorkbenchError
-from core.judging.batch import collect_batch, submit_batch
-from core.judging.batch_records import find_batch, pending_batch_keys, read_batches
-from core.judging.openai_judge import OpenAIJudge
-from core.judging.runner import execute_judging, plan_judging
-from core.judgment_files import read_extraction_log
+from core.base.errors import DataError, WorkbenchError
 from core.judgments import judged_keys, read_log
+from core.judgments.judges.batch import collect_batch, submit_batch
+from core.judgments.judges.batch_records import find_batch, pending_batch_keys, read_batches
+from core.judgments.judges.openai_judge import OpenAIJudge
+from core.judgments.judges.runner import execute_judging, plan_judging
+from core.judgments.xnot_files import read_extraction_log
 from core.llm import ResponseCache, make_client
 from core.tasks import get_task
 from tests.llm_server import heuristic_responder, server_error

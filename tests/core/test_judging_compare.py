@@ -12,9 +12,9 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from core.cli import main
-from core.judging import charts
-from core.judging.compare import cohen_kappa, compare_fields, compare_judges, confusion
-from core.judgment_files import import_xnot_judgments
+from core.ground_truth.views.judge_compare import cohen_kappa, compare_fields, compare_judges, confusion
+from core.judgments.judges import charts
+from core.judgments.xnot_files import import_xnot_judgments
 
 LABELS = ["none", "mild", "moderate", "severe"]
 

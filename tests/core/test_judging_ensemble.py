@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.judging.ensemble import (
+from core.judgments import read_log
+from core.judgments.judges.ensemble import (
     EnsembleJudge,
     build_ensemble,
     low_confidence,
     parse_ensemble_spec,
     weighted_vote,
 )
-from core.judging.heuristic import HeuristicJudge
-from core.judging.openai_judge import OpenAIJudge
-from core.judging.runner import execute_judging, plan_judging
-from core.judgments import read_log
+from core.judgments.judges.heuristic import HeuristicJudge
+from core.judgments.judges.openai_judge import OpenAIJudge
+from core.judgments.judges.runner import execute_judging, plan_judging
 from core.llm import make_client
 from core.tasks import get_task
 from tests.llm_server import heuristic_responder, server_error

@@ -8,11 +8,11 @@ import json
 import polars as pl
 import pytest
 
-from core.errors import IndexMissingError, WorkbenchError
-from core.judging.heuristic import JUDGE_ID, V2, HeuristicJudge, judge_text, sentence_spans
-from core.judging.runner import execute_judging, plan_judging
-from core.judgment_files import read_extraction_log
+from core.base.errors import IndexMissingError, WorkbenchError
 from core.judgments import judged_keys, load_judgments
+from core.judgments.judges.heuristic import JUDGE_ID, V2, HeuristicJudge, judge_text, sentence_spans
+from core.judgments.judges.runner import execute_judging, plan_judging
+from core.judgments.xnot_files import read_extraction_log
 from core.tasks import get_task
 
 FIELDS = ("incident_severity", "account_type", "safety_interaction")
@@ -232,7 +232,7 @@ def test_agreement_with_real_xnot_judgments(fixtures_dir, workspace, version):
     care). v2 must keep this subset exact; v1's floor is set well below (a tiny sample).
     """
     from core.datasets import import_dataset
-    from core.keyword_index import build_index
+    from core.tasks.keyword_index import build_index
 
     import_dataset(workspace, "x", fixtures_dir / "xnot" / "dataset_K25_subset.jsonl")
     build_index(workspace, "x", tasks=["G1a"])
@@ -278,7 +278,7 @@ def test_heuristic_v2_on_the_addm_dev_set(fixtures_dir, workspace):
     """
     from core.datasets import import_dataset
     from core.ground_truth import compute_gt
-    from core.keyword_index import build_index
+    from core.tasks.keyword_index import build_index
 
     truth, addm_verdicts = _addm_truth(fixtures_dir)
     import_dataset(workspace, "dev", fixtures_dir / "dev-ADDM" / "full" / "dataset_K25.jsonl")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.judging.heuristic import V2, HeuristicJudge, judge_text
-from core.judging.heuristic_context import context_reason, is_place
+from core.judgments.judges.heuristic import V2, HeuristicJudge, judge_text
+from core.judgments.judges.heuristic_context import context_reason, is_place
 from core.tasks import get_task
 
 FIELDS = ("incident_severity", "account_type", "safety_interaction")

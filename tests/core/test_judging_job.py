@@ -14,11 +14,11 @@ import time
 
 import pytest
 
+from core.base.errors import WorkbenchError
 from core.cli import main
-from core.errors import WorkbenchError
 from core.jobs import cancel_job, list_jobs, read_job, resume_job, start_job
-from core.judging.job import JOB_KIND
 from core.judgments import judged_keys
+from core.judgments.judges.job import JOB_KIND
 from tests.core.conftest import build_judging_dataset
 from tests.job_helpers import slow_judge_llm, wait_for_status
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from core.judging.heuristic import judge_text
-from core.judging.openai_judge import OpenAIJudge, judge_id_for
-from core.judging.runner import execute_judging, plan_judging
-from core.judgment_files import read_extraction_log
 from core.judgments import judged_keys, load_judgments, read_log
+from core.judgments.judges.heuristic import judge_text
+from core.judgments.judges.openai_judge import OpenAIJudge, judge_id_for
+from core.judgments.judges.runner import execute_judging, plan_judging
+from core.judgments.xnot_files import read_extraction_log
 from core.llm import ResponseCache, make_client
 from core.tasks import get_task
 from tests.llm_server import heuristic_responder, rate_limited, raw_content, server_error, slow

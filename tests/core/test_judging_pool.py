@@ -1,4 +1,4 @@
-"""core.judging.pool: an offline judge in worker processes writes the log one process writes, in the
+"""core.judgments.judges.pool: an offline judge in worker processes writes the log one process writes, in the
 same order; stops, resumes and errors behave as in one process; the extraction log is kept up to
 date from the new judgments alone."""
 
@@ -9,13 +9,13 @@ import shutil
 
 import pytest
 
-from core.errors import DataError
-from core.judging import pool
-from core.judging.base import make_judge, make_record
-from core.judging.extraction_progress import ExtractionProgress
-from core.judging.runner import execute_judging, plan_judging
-from core.judgment_files import extraction_log_path, read_extraction_log
+from core.base.errors import DataError
 from core.judgments import judged_keys, judgment_path
+from core.judgments.judges import pool
+from core.judgments.judges.base import make_judge, make_record
+from core.judgments.judges.extraction_progress import ExtractionProgress
+from core.judgments.judges.runner import execute_judging, plan_judging
+from core.judgments.xnot_files import extraction_log_path, read_extraction_log
 from core.tasks import get_task
 
 DEMO = ("demo", "G1a")

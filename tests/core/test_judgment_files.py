@@ -7,10 +7,12 @@ import json
 import polars as pl
 import pytest
 
+from core.base.errors import DataError
 from core.cli import main
 from core.datasets import import_dataset, require_verified
-from core.errors import DataError
-from core.judgment_files import (
+from core.judgments import judged_keys, list_judges, load_judgments
+from core.judgments.overrides import add_override
+from core.judgments.xnot_files import (
     export_xnot_judgments,
     import_xnot_judgments,
     mark_restaurant_done,
@@ -19,9 +21,7 @@ from core.judgment_files import (
     synthetic_id,
     write_extraction_log,
 )
-from core.judgments import judged_keys, list_judges, load_judgments
-from core.keyword_index import build_index, matched_reviews
-from core.overrides import add_override
+from core.tasks.keyword_index import build_index, matched_reviews
 
 XNOT_JUDGMENTS = "xnot/semantic_gt/task_G1a/judgments.json"
 

@@ -1,4 +1,4 @@
-"""core.judgment_log_cache: a log read through its columnar copy equals the log read line by line,
+"""core.judgments.log_cache: a log read through its columnar copy equals the log read line by line,
 after appends, torn tails, a replaced or edited log; the judge extends the copy at the end of a run."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import shutil
 import polars as pl
 import pytest
 
-from core import judgment_log_cache as cache
-from core.judging import pool
-from core.judging.base import make_judge
-from core.judging.runner import execute_judging, plan_judging
 from core.judgments import append_judgments, judgment_path, load_judgments, read_log
+from core.judgments import log_cache as cache
+from core.judgments.judges import pool
+from core.judgments.judges.base import make_judge
+from core.judgments.judges.runner import execute_judging, plan_judging
 from core.tasks import get_task
 
 FIELDS = {"incident_severity": "none", "account_type": "none", "safety_interaction": "positive"}
@@ -99,7 +99,7 @@ def test_a_large_judge_run_leaves_a_copy_of_what_it_appended(demo_ws, monkeypatc
     monkeypatch.setattr(cache, "MIN_BYTES", 1)
     monkeypatch.setattr(pool, "POOL_MIN_ROWS", 1)
     monkeypatch.setattr(pool, "POOL_CHUNK", 50)
-    monkeypatch.setattr("core.judging.runner.POOL_MIN_ROWS", 1)
+    monkeypatch.setattr("core.judgments.judges.runner.POOL_MIN_ROWS", 1)
     monkeypatch.setenv(pool.WORKERS_ENV, "2")
     shutil.rmtree(demo_ws.judgments_dir("demo", "G1a"))
     judge = make_judge("heuristic-v2", get_task("G1a", None))

@@ -7,8 +7,8 @@ import json
 import polars as pl
 import pytest
 
+from core.base.errors import DataError, UnknownNameError, WorkbenchError
 from core.datasets import write_dataset
-from core.errors import DataError, UnknownNameError, WorkbenchError
 from core.judgments import (
     append_judgments,
     get_gt_judge,

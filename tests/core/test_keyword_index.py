@@ -11,11 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.base.errors import IndexMissingError, UnknownNameError
 from core.cli import main
 from core.datasets import import_dataset
-from core.db import Database
-from core.errors import IndexMissingError, UnknownNameError
-from core.keyword_index import (
+from core.datasets.db import Database
+from core.tasks import get_task
+from core.tasks.keyword_index import (
     build_index,
     index_stats,
     kw_column,
@@ -25,7 +26,6 @@ from core.keyword_index import (
     text_hash,
     xnot_filename,
 )
-from core.tasks import get_task
 from tests.core.test_judgments import write_tables
 
 G1A = get_task("G1a", None)
@@ -240,7 +240,7 @@ def test_prefilter_misses_nothing_unicode():
 
 
 def test_special_lower_is_complete():
-    from core.keyword_index import SPECIAL_LOWER
+    from core.tasks.keyword_index import SPECIAL_LOWER
 
     found = {chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF
              and any(ord(x) < 128 for x in chr(c).lower())}
@@ -265,7 +265,7 @@ def test_task_subset_rebuild_keeps_other_tasks(workspace, monkeypatch):
     def no_rehash(_texts):
         raise AssertionError("a current index's text hashes are reused, not recomputed")
 
-    monkeypatch.setattr("core.keyword_index.text_hashes", no_rehash)
+    monkeypatch.setattr("core.tasks.keyword_index.text_hashes", no_rehash)
     rebuilt = build_index(workspace, "d", tasks=["G1a"])
     assert load_index(workspace, "d")["text_hash"].to_list() == hashes_before
     assert sorted(rebuilt["tasks"]) == ["G1a", "G2c"] and rebuilt["tasks"]["G2c"]["matches"] == 1
@@ -279,7 +279,7 @@ def test_task_subset_rebuild_keeps_other_tasks(workspace, monkeypatch):
     [[None, None], ["", ""], [], ["x" * 5000, None, "ünï", ""], ["a", "b", "peanut", "c", "d"]],
 )
 def test_text_hashes_vectorised_edge_cases(texts):
-    from core.keyword_index import text_hashes
+    from core.tasks.keyword_index import text_hashes
 
     series = pl.Series(texts, dtype=pl.String)
     assert text_hashes(series).to_list() == [text_hash(t) for t in texts]
@@ -292,9 +292,9 @@ def test_text_hashes_vectorised_edge_cases(texts):
 def _store_text_hash(ws, name: str, hashes: list[str | None] | None) -> None:
     """Rewrite the reviews table with ``hashes`` as its text_hash column (None: without the column)
     and re-lock it, as an import that stores text_hash would have written it."""
+    from core.base.files import write_json_atomic
     from core.datasets import LOCK_NAME, TABLES, read_lock
     from core.datasets.lock import make_lock
-    from core.files import write_json_atomic
 
     folder = ws.dataset_dir(name)
     reviews = pl.read_parquet(folder / TABLES[1]).drop("text_hash", strict=False)
@@ -316,7 +316,7 @@ def test_stored_text_hash_is_used_and_gives_the_same_index(workspace, monkeypatc
     def no_hashing(_texts):
         raise AssertionError("the reviews table's text_hash column is used, not recomputed")
 
-    monkeypatch.setattr("core.keyword_index.text_hashes", no_hashing)
+    monkeypatch.setattr("core.tasks.keyword_index.text_hashes", no_hashing)
     build_index(workspace, "d")
     assert load_index(workspace, "d").equals(computed)
     # the stored column is what the index holds (a marker value shows it is read, not computed)
@@ -332,7 +332,7 @@ def test_stored_text_hash_is_used_and_gives_the_same_index(workspace, monkeypatc
              max_size=5, unique=True))
 def test_one_pass_over_slices_matches_the_rule(texts, keywords):
     """Any keyword list (capitals, non-ASCII, the empty keyword), texts searched in parallel slices."""
-    import core.keyword_index as kwi
+    import core.tasks.keyword_index as kwi
 
     task = dataclasses.replace(G1A, task_id="G3c", keywords=tuple(keywords))
     original = kwi.SLICE_ROWS

@@ -67,7 +67,7 @@ def test_judging_killed_while_using_an_answer_resumes_without_asking_it_again(wo
     env = _env(llm_server.base_url)
     argv = ["--workspace", str(workspace.root), "--no-progress", "judge", "--dataset", "d", "--task", "G1a",
             "--judge", "openai", "--model", MODEL, "--concurrency", "1"]
-    _killed("core.judging.openai_judge:OpenAIJudge.record_from_completion", 5, argv, env)
+    _killed("core.judgments.judges.openai_judge:OpenAIJudge.record_from_completion", 5, argv, env)
 
     asked = dict(llm_server.requests_by_key)
     assert sum(asked.values()) == 5  # the 5th answer was received, then the process died using it

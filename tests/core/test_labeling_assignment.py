@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, items
 from core.labeling.store import LabelStore, integrity_problems, ratings
 from core.labeling.store import items as items_table

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from sqlalchemy import select
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, consensus, items
 from core.labeling.identity import set_role
 from core.labeling.store import LabelStore

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, consensus, items, reports
 from core.labeling.store import integrity_problems, ratings
 from core.labeling.store import items as items_table

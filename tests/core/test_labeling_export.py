@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.labeling import assignment, consensus, export, items
 from core.labeling.reports import ratings_frame
 from core.labeling.store import LabelStore, integrity_problems

@@ -9,7 +9,7 @@ from datetime import datetime
 import polars as pl
 import pytest
 
-from core.errors import DataError, UnknownNameError
+from core.base.errors import DataError, UnknownNameError
 from core.labeling import assignment, items, sources
 from core.labeling.reports import items_frame
 

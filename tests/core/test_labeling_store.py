@@ -26,7 +26,7 @@ import pytest
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
 from core.labeling import assignment, items
 from core.labeling.store import (
     SCHEMA_VERSION,

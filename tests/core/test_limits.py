@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from core.limits import TokenBucket
+from core.base.limits import TokenBucket
 
 
 def test_a_burst_then_one_token_per_refill_period():

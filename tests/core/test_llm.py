@@ -7,8 +7,8 @@ import time
 import openai
 import pytest
 
-from core.errors import WorkbenchError
-from core.files import read_jsonl_log
+from core.base.errors import WorkbenchError
+from core.base.files import read_jsonl_log
 from core.llm import LLM, ResponseCache, UsageTotals, cost_usd, make_client, price_for, workspace_cache
 from tests.llm_server import rate_limited, server_error, slow
 
@@ -130,11 +130,11 @@ def test_usage_totals_count_unpriced_models():
 def test_threads_storing_answers_share_fsyncs_and_every_answer_is_on_disk(tmp_path, monkeypatch):
     import threading
 
-    import core.files
+    import core.base.files
     from core import llm as llm_module
 
     writes: list[int] = []
-    real = core.files.append_jsonl
+    real = core.base.files.append_jsonl
 
     def counting(path, rows):
         rows = list(rows)
@@ -171,7 +171,7 @@ def test_a_failed_group_write_raises_in_its_callers_only(tmp_path, monkeypatch):
             raise error
         return core_files_append(path, rows)
 
-    from core.files import append_jsonl as core_files_append
+    from core.base.files import append_jsonl as core_files_append
 
     monkeypatch.setattr(llm_module, "append_jsonl", flaky)
     cache = ResponseCache(tmp_path / "llm.jsonl")

@@ -147,7 +147,7 @@ def test_summaries_carry_the_facts_and_an_older_summary_is_ignored(tmp_path):
 
 
 def test_real_xnot_run_badges():
-    from core.files import read_json
+    from core.base.files import read_json
     from core.metrics.xnot import results_from_xnot
 
     path = Path(__file__).resolve().parent.parent / "data" / "xnot_results" / "G1a_k50_20260110_060155" / \

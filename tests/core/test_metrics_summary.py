@@ -10,9 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from core import result_charts as rc
-from core.errors import DataError
-from core.files import read_json
+from core.base.errors import DataError
+from core.base.files import read_json
+from core.metrics import charts as rc
 from core.metrics import score_results
 from core.metrics import views as mv
 from core.metrics.bootstrap import paired_differences, resampled_scores

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.metrics import score_results
 from core.metrics.xnot import results_from_xnot, stored_auprc
 

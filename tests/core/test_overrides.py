@@ -7,9 +7,9 @@ import json
 import polars as pl
 import pytest
 
-from core.errors import DataError, UnknownNameError, WorkbenchError
+from core.base.errors import DataError, UnknownNameError, WorkbenchError
 from core.judgments import append_judgments, load_judgments
-from core.overrides import (
+from core.judgments.overrides import (
     active_overrides,
     add_override,
     import_addm_overrides,
@@ -160,7 +160,7 @@ def test_add_without_judgments_records_an_empty_original(workspace):
 
 
 def test_add_with_a_broken_judgment_log_raises_naming_the_file(ws):
-    from core.judgment_store import judgment_path
+    from core.judgments.store import judgment_path
 
     log = judgment_path(ws, "d", "G1a", "heuristic-v1")
     lines = log.read_text(encoding="utf-8").splitlines(keepends=True)

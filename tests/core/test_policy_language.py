@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.ground_truth import compute_policy_gt_frame, distribution_by_k
-from core.ground_truth.addm_import import import_policies
-from core.ground_truth.policy_loader import get_policy, list_policies, load_policy_file
+from core.ground_truth.policies.addm_import import import_policies
+from core.ground_truth.policies.loader import get_policy, list_policies, load_policy_file
 from core.workspace import Workspace
 
 HEAD = "dev-ADDM/head"
@@ -272,7 +272,7 @@ def test_a_workspace_policy_with_a_builtin_id_is_in_force_there_and_marked(impor
 def test_same_content_ignores_where_a_policy_lives_and_nothing_else():
     from dataclasses import replace
 
-    from core.ground_truth.addm_import import same_content
+    from core.ground_truth.policies.addm_import import same_content
 
     builtin = get_policy("G1_allergy_V2", None)
     assert same_content(builtin, replace(builtin, source="/elsewhere/G1_allergy_V2.yaml", origin="ADDM G1/allergy/V2.yaml"))
@@ -281,7 +281,7 @@ def test_same_content_ignores_where_a_policy_lives_and_nothing_else():
 
 
 def test_whatif_edits_per_k_thresholds_and_points(imported):
-    from core.variants import committed_constants, whatif_definition
+    from core.ground_truth.variants import committed_constants, whatif_definition
 
     ws, _ = imported
     p = get_policy("G2_business_V3", ws=ws)

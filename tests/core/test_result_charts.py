@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from sklearn.metrics import average_precision_score, precision_recall_curve
 
-from core import result_charts as rc
-from core.files import read_json
+from core.base.files import read_json
+from core.metrics import charts as rc
 from core.metrics import score_results
 from core.metrics import views as mv
 from core.metrics.ranking import verdict_ordinals

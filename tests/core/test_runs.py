@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import UnknownNameError, WorkbenchError
+from core.base.errors import UnknownNameError, WorkbenchError
 from core.llm import EndpointAuthError, workspace_cache
 from core.methods import METHODS, make_model
 from core.runs import RunConfig, execute_run, list_runs, plan_run, run_status, validate_results
@@ -193,7 +193,7 @@ def test_random_baseline_is_seeded_and_independent_of_the_other_samples(demo_ws)
 
 
 def test_amos_extractions_share_the_cache_with_the_openai_judge(demo_ws, server):
-    from core.judging import execute_judging, make_judge, plan_judging
+    from core.judgments.judges import execute_judging, make_judge, plan_judging
     from core.tasks import get_task
 
     judge = make_judge("openai", get_task("G1a", None), model="test-model", cache=workspace_cache(demo_ws))

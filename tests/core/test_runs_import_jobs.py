@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from core.errors import DataError, WorkbenchError
+from core.base.errors import DataError, WorkbenchError
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.runs import RunConfig, import_run_file, list_runs, plan_run, run_status, show_run
 from tests.job_helpers import wait_for_status

@@ -15,8 +15,6 @@ import pytest
 
 from core.cli import main
 from core.datasets import write_dataset
-from core.judging import execute_judging, plan_judging
-from core.judging.heuristic import HeuristicJudge
 from core.judgments import (
     append_judgments,
     judge_file,
@@ -28,9 +26,11 @@ from core.judgments import (
     read_log,
     stale_count,
 )
-from core.keyword_index import build_index, text_hash
-from core.locks import LockBusyError, judge_lock
+from core.judgments.judges import execute_judging, plan_judging
+from core.judgments.judges.heuristic import HeuristicJudge
 from core.tasks import get_task
+from core.tasks.keyword_index import build_index, text_hash
+from core.workspace.locks import LockBusyError, judge_lock
 from tests.core.conftest import ALLERGY_TEXTS, PLAIN_TEXTS
 from tests.core.safety_helpers import ROOT, cli
 
@@ -120,7 +120,7 @@ def test_item10_judge_ids_that_shared_a_file_get_their_own_logs_and_keep_the_rea
 
 
 HOLD = ("import sys, time; from pathlib import Path; from core.workspace import Workspace\n"
-        "from core.locks import judge_lock\n"
+        "from core.workspace.locks import judge_lock\n"
         "with judge_lock(Workspace(Path(sys.argv[1])), 'd', 'G1a', sys.argv[2]):\n"
         "    print('held', flush=True); time.sleep(60)\n")
 

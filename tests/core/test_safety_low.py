@@ -14,11 +14,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from core import browse
+from core.base.errors import LockError, WorkbenchError
 from core.cli import main
-from core.datasets import import_dataset
-from core.db import Database
-from core.errors import LockError, WorkbenchError
+from core.datasets import browse, import_dataset
+from core.datasets.db import Database
 from core.ground_truth.ks import normalize_ks
 from core.labeling import assignment, export, identity, items
 from core.labeling.agreement import agreement_report
@@ -86,7 +85,7 @@ def test_low_a_read_only_workspace_is_a_one_line_error(tmp_path, capsys, monkeyp
     def denied(*args, **kwargs):  # what mkdir/mkdtemp raise in a read-only folder (tests run as root)
         raise PermissionError(errno.EACCES, "Permission denied", str(ws.root / ".staging"))
 
-    monkeypatch.setattr("core.files.tempfile.mkdtemp", denied)
+    monkeypatch.setattr("core.base.files.tempfile.mkdtemp", denied)
     assert _import_cli(ws, src) == 1
     assert _err(capsys) == f"error: Permission denied: {ws.root / '.staging'}"
     assert snapshot(ws.root) == before

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import update
 
+from core.base.errors import DataError
 from core.cli import main
-from core.errors import DataError
 from core.labeling import export, items
 from core.labeling.store import items as items_table
 from core.labeling.store import open_store

@@ -14,9 +14,9 @@ import pytest
 
 from core.cli import main
 from core.datasets import import_dataset, list_datasets
-from core.db import Database
-from core.locks import LockBusyError, dataset_lock
+from core.datasets.db import Database
 from core.workspace import Workspace
+from core.workspace.locks import LockBusyError, dataset_lock
 from tests.core.safety_helpers import cli, write_flat
 
 
@@ -78,7 +78,7 @@ READER = """
 import json, sys, time
 from pathlib import Path
 from core.datasets import require_verified
-from core.db import Database
+from core.datasets.db import Database
 from core.workspace import Workspace
 db = Database(sys.argv[1])
 ws = Workspace(Path(sys.argv[1]))
@@ -152,7 +152,7 @@ def test_item8_the_dataset_lock_is_exclusive_and_freed_by_a_killed_holder(tmp_pa
     import subprocess
     import sys
 
-    code = ("import sys, time; from core.workspace import Workspace; from core.locks import dataset_lock\n"
+    code = ("import sys, time; from core.workspace import Workspace; from core.workspace.locks import dataset_lock\n"
             "with dataset_lock(Workspace(sys.argv[1]), 'd'):\n    print('held', flush=True); time.sleep(60)\n")
     child = subprocess.Popen([sys.executable, "-c", code, str(ws.root)], stdout=subprocess.PIPE, text=True,
                              cwd=Path(__file__).parents[2],

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core import tasks
-from core.errors import DataError, UnknownNameError
+from core.base.errors import DataError, UnknownNameError
 from core.tasks import check_task_id, get_task, list_tasks, load_task_file
 
 SPEC_KEYWORDS = """peanut nut nuts almond cashew walnut pecan hazelnut pistachio allergy allergic allergies allergen
@@ -159,9 +159,9 @@ def test_render_prompt_keeps_text_verbatim():
 def test_docstring_examples():
     import doctest
 
-    import core.judgment_files
-    import core.keyword_index
+    import core.judgments.xnot_files
+    import core.tasks.keyword_index
 
-    for module in (tasks, core.keyword_index, core.judgment_files):
+    for module in (tasks, core.tasks.keyword_index, core.judgments.xnot_files):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from core import gt_views
+from core.ground_truth import views as gt_views
 from core.ground_truth.coverage import short_counts
-from core.overrides import add_override
+from core.ground_truth.variants import save_variant
+from core.judgments.overrides import add_override
 from core.ui import cache
-from core.variants import save_variant
 from tests.core.test_gt_views import DATASET, FLIP, TASK, build_gt_workspace
 
 KS = [25, 50]
@@ -73,8 +73,8 @@ def test_chart_specs_skip_validation_but_are_the_validated_spec(tmp_path):
     to_dict gives."""
     import altair as alt
 
-    from core import charts
     from core.ground_truth import get_definition
+    from core.ground_truth.views import charts
 
     ws = build_gt_workspace(tmp_path / "ws")
     frame = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [25, 50, None])
@@ -145,8 +145,8 @@ def test_cached_tables_and_charts_send_what_streamlit_would(tmp_path):
     from streamlit.elements.vega_charts import _marshall_chart_data
     from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 
-    from core import charts
     from core.ground_truth import distribution_by_k
+    from core.ground_truth.views import charts
 
     st.cache_data.clear()
     ws = build_gt_workspace(tmp_path / "ws")
@@ -178,7 +178,7 @@ def test_grid_spec_re_marked_per_selection_is_the_built_one(tmp_path, scored):
     from streamlit.elements.vega_charts import _marshall_chart_data, _stabilize_vega_json_spec
     from streamlit.proto.VegaLiteChart_pb2 import VegaLiteChart
 
-    from core import charts
+    from core.ground_truth.views import charts
 
     st.cache_data.clear()
     ws = build_gt_workspace(tmp_path / "ws")

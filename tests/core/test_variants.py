@@ -7,9 +7,8 @@ import json
 import polars as pl
 import pytest
 
-from core import variants
-from core.errors import DataError, UnknownNameError
-from core.ground_truth import FORMULAS, compute_gt_frame, compute_policy_gt_frame, get_policy
+from core.base.errors import DataError, UnknownNameError
+from core.ground_truth import FORMULAS, compute_gt_frame, compute_policy_gt_frame, get_policy, variants
 
 # One restaurant, one severe firsthand incident (4 stars, 0 useful → weight 1) in 2025, Thai.
 JUDGMENTS = pl.DataFrame({

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from core.base.settings import DEFAULT_WORKSPACE, PROJECT_ROOT
 from core.cli import main
 from core.demo import default_truth_path, generate_demo, is_demo_workspace
-from core.settings import DEFAULT_WORKSPACE, PROJECT_ROOT
 from core.workspace import Workspace
-from core.workspace_choice import allowed_workspace, workspace_roots
+from core.workspace.choice import allowed_workspace, workspace_roots
 
 PY = sys.executable
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.jobs import list_jobs
-from core.judging.job import JOB_KIND
+from core.judgments.judges.job import JOB_KIND
 from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, wait_ready
 from tests.llm_server import LLMServer, heuristic_responder

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from core.base.settings import labels_url
 from core.labeling import items
 from core.labeling.store import LabelStore, close_stores, ratings
-from core.settings import labels_url
 from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, sign_in_rater, wait_ready
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from core.base.settings import labels_url
 from core.labeling import links
 from core.labeling.store import LabelStore, close_stores
-from core.settings import labels_url
 from tests.e2e.conftest import StreamlitServer, wait_ready
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("team_labeling")]

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from core.base.settings import labels_url
 from core.gold import store as gold_store
 from core.gold.demo import DEMO_SET
 from core.jobs import list_jobs
 from core.labeling.store import LabelStore, close_stores, integrity_problems, items, projects, ratings
 from core.runs import run_status
-from core.settings import labels_url
 from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, sign_in_rater, wait_ready
 from tests.e2e.test_gt_grid_e2e import _add_chip

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.e2e
 def judged_demo(small_demo, tmp_path_factory):
     """A copy of the small demo with its keyword index and heuristic judgments, and the restaurant and
     K the GT page offers first (highest score) that has contributing reviews."""
-    from core import gt_views
     from core.ground_truth import trace_gt
+    from core.ground_truth import views as gt_views
     from core.workspace import Workspace
 
     root = tmp_path_factory.mktemp("trace_e2e") / "ws"

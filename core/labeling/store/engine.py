@@ -1,6 +1,6 @@
 """Engine set-up, transactions and schema upgrades of the label store.
 
-The URL comes from :func:`core.settings.labels_url` (default: SQLite in the workspace,
+The URL comes from :func:`core.base.settings.labels_url` (default: SQLite in the workspace,
 ``labels.sqlite``); a PostgreSQL URL (``postgresql+psycopg://…``) works unchanged.
 
 Transaction isolation. SQLite runs in WAL mode with foreign keys on and a busy timeout; every
@@ -29,7 +29,8 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, 
 from sqlalchemy.engine import Row, make_url
 from sqlalchemy.exc import DBAPIError
 
-from core.errors import WorkbenchError
+from core.base.errors import WorkbenchError
+from core.base.settings import labels_url
 from core.labeling.store.tables import (
     SCHEMA_VERSION,
     items,
@@ -39,7 +40,6 @@ from core.labeling.store.tables import (
     ratings,
     schema_version,
 )
-from core.settings import labels_url
 
 
 def utcnow() -> datetime:
@@ -240,7 +240,7 @@ def open_store(workspace_root: str | Path | None = None, *, url: str | None = No
     """The process-wide store of a workspace (or of an explicit URL), schema ensured.
 
     Args:
-        workspace_root: the workspace folder; its URL comes from :func:`core.settings.labels_url`.
+        workspace_root: the workspace folder; its URL comes from :func:`core.base.settings.labels_url`.
         url: an explicit SQLAlchemy URL (overrides the workspace).
     """
     if url is None:

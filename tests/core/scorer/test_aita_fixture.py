@@ -7,7 +7,7 @@ import pytest
 
 from core.labeling import items
 from core.labeling.export import import_reviews
-from core.scorer import data, model
+from core.study.scorer import data, model
 
 pytestmark = pytest.mark.fixtures
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from core.scorer import metrics
+from core.study.scorer import metrics
 
 
 @pytest.mark.parametrize("seed", range(5))

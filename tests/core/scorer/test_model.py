@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from core.errors import DataError, WorkbenchError
-from core.scorer import apply, data, model
+from core.base.errors import DataError, WorkbenchError
 from core.study import scoring
+from core.study.scorer import apply, data, model
 
 
 def _invariants(trained, examples):
@@ -142,7 +142,7 @@ def test_cli_train_apply_evaluate(rated_project, tmp_path, capsys, monkeypatch):
 def test_fast_path_matches_scikit_learn(rated_project, fixtures_dir):
     import json as _json
 
-    from core.scorer.fast import compile_linear
+    from core.study.scorer.fast import compile_linear
 
     store, project, records = rated_project
     examples = data.consensus_examples(store, project)
@@ -165,7 +165,7 @@ def test_fast_path_other_settings_match_or_fall_back():
     from sklearn.linear_model import Ridge
     from sklearn.pipeline import make_pipeline
 
-    from core.scorer.fast import compile_linear
+    from core.study.scorer.fast import compile_linear
 
     texts = [f"the tenant pays {i} and the landlord asks for more rent number {i % 7}" for i in range(40)]
     texts += ["landlord landlord tenant", "short", "Ünïcödé straße tenant's rent"]

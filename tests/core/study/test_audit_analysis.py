@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.labeling import assignment
 from core.labeling.identity import ensure_rater
 from core.study import analysis, audit

@@ -3,7 +3,7 @@ resume without repeats, failures recorded on their record, the LLM cache."""
 
 from __future__ import annotations
 
-from core.files import read_jsonl_log
+from core.base.files import read_jsonl_log
 from core.llm import LLM, ResponseCache, make_client
 from core.study import grid
 from core.study.collect import collect_responses, plan_collection

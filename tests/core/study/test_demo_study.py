@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.files import sha256_file
+from core.base.files import sha256_file
 from core.labeling.store import close_stores
 from core.study import demo
 from core.study.runs import read_run

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.errors import DataError
+from core.base.errors import DataError
 from core.study import grid
 
 

@@ -1,0 +1,159 @@
+"""Queries behind the Data page: restaurants and reviews of a dataset, filtered and paged.
+
+All filtering happens in DuckDB over the Parquet files with ``$name`` parameters, and every list
+is paged with LIMIT/OFFSET, so a page stays fast on millions of reviews.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from core.datasets.db import Database
+
+
+@dataclass(frozen=True)
+class RestaurantFilter:
+    """What the restaurant list is narrowed to (empty values mean no filter)."""
+
+    name: str = ""
+    category: str = ""
+    min_stars: float = 0.0
+    max_stars: float = 5.0
+
+
+@dataclass(frozen=True)
+class ReviewFilter:
+    """What a restaurant's review list is narrowed to (dates as "YYYY-MM-DD", inclusive)."""
+
+    text: str = ""
+    stars: tuple[float, ...] = ()
+    date_from: str = ""
+    date_to: str = ""
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of rows and the total number of rows matching."""
+
+    rows: pl.DataFrame
+    total: int
+    page: int
+    page_size: int
+
+    @property
+    def n_pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+
+def _like(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _restaurant_where(f: RestaurantFilter) -> tuple[str, dict]:
+    clauses = ["dataset = $dataset"]
+    params: dict = {}
+    if (f.min_stars, f.max_stars) != (0.0, 5.0):  # the full range is no filter: restaurants without stars stay
+        clauses.append("stars BETWEEN $min_stars AND $max_stars")
+        params.update(min_stars=f.min_stars, max_stars=f.max_stars)
+    if f.name.strip():
+        clauses.append("name ILIKE $name ESCAPE '\\'")
+        params["name"] = _like(f.name.strip())
+    if f.category:
+        clauses.append("list_contains(string_split(categories, ', '), $category)")
+        params["category"] = f.category
+    return " AND ".join(clauses), params
+
+
+def _paged(db: Database, view: str, columns: str, where: str, order: str, params: dict, page: int,
+           page_size: int) -> Page:
+    """Count the rows of ``view`` matching ``where``, then fetch one page of them in ``order``.
+
+    ``view``, ``columns``, ``where`` and ``order`` are SQL written in this module; every value
+    is in ``params``.
+    """
+    total = int(db.scalar(f"SELECT count(*) FROM {view} WHERE {where}", params) or 0)  # noqa: S608
+    rows = db.query(
+        f"SELECT {columns} FROM {view} WHERE {where} ORDER BY {order} LIMIT $limit OFFSET $offset",  # noqa: S608
+        {**params, "limit": page_size, "offset": page * page_size},
+    )
+    return Page(rows, total, page, page_size)
+
+
+def list_restaurants(db: Database, dataset: str, f: RestaurantFilter, *, page: int = 0, page_size: int = 50) -> Page:
+    """Restaurants of ``dataset`` matching ``f``, by name, one page of them."""
+    where, params = _restaurant_where(f)
+    params["dataset"] = db.require_dataset(dataset)
+    return _paged(db, "restaurants", "business_id, name, categories, city, state, stars, n_reviews", where,
+                  "name, business_id", params, page, page_size)
+
+
+def restaurant_position(db: Database, dataset: str, f: RestaurantFilter, business_id: str) -> int | None:
+    """0-based position of ``business_id`` in :func:`list_restaurants`'s order under ``f``, or None
+    when the filter leaves it out (the page that holds it is ``position // page_size``)."""
+    where, params = _restaurant_where(f)
+    params.update(dataset=db.require_dataset(dataset), business_id=business_id)
+    value = db.scalar(
+        f"SELECT pos FROM (SELECT business_id, row_number() OVER (ORDER BY name, business_id) - 1 AS pos "  # noqa: S608
+        f"FROM restaurants WHERE {where}) WHERE business_id = $business_id", params)
+    return None if value is None else int(value)
+
+
+def categories(db: Database, dataset: str, *, top: int = 200) -> list[str]:
+    """The most common categories of a dataset's restaurants, most frequent first."""
+    rows = db.query(
+        "SELECT cat, count(*) AS n FROM (SELECT unnest(string_split(categories, ', ')) AS cat "
+        "FROM restaurants WHERE dataset = $dataset AND categories IS NOT NULL) "
+        "WHERE cat <> '' GROUP BY cat ORDER BY n DESC, cat LIMIT $top",
+        {"dataset": db.require_dataset(dataset), "top": top},
+    )
+    return rows["cat"].to_list()
+
+
+def restaurant(db: Database, dataset: str, business_id: str) -> dict | None:
+    """One restaurant's row as a dict, or None."""
+    rows = db.query(
+        "SELECT * FROM restaurants WHERE dataset = $dataset AND business_id = $business_id",
+        {"dataset": db.require_dataset(dataset), "business_id": business_id},
+    )
+    return rows.row(0, named=True) if rows.height else None
+
+
+def _review_where(f: ReviewFilter) -> tuple[str, dict]:
+    clauses = ["dataset = $dataset", "business_id = $business_id"]
+    params: dict = {}
+    if f.text.strip():
+        clauses.append("text ILIKE $text ESCAPE '\\'")
+        params["text"] = _like(f.text.strip())
+    if f.stars:
+        clauses.append("list_contains($stars, stars)")
+        params["stars"] = [float(s) for s in f.stars]
+    if f.date_from:
+        clauses.append("date >= $date_from")
+        params["date_from"] = f.date_from
+    if f.date_to:
+        clauses.append("date < $date_to_excl")
+        params["date_to_excl"] = f.date_to + " 99"  # inclusive of the whole day (dates sort as text)
+    return " AND ".join(clauses), params
+
+
+def restaurant_reviews(
+    db: Database, dataset: str, business_id: str, f: ReviewFilter, *, page: int = 0, page_size: int = 25
+) -> Page:
+    """One restaurant's reviews in idx order (0 = newest), filtered, one page of them."""
+    where, params = _review_where(f)
+    params.update(dataset=db.require_dataset(dataset), business_id=business_id)
+    return _paged(db, "reviews", "idx, review_id, date, stars, useful, funny, cool, text", where, "idx",
+                  params, page, page_size)
+
+
+def dataset_counts(db: Database) -> pl.DataFrame:
+    """Restaurants, reviews and review date range of every dataset in the workspace."""
+    return db.query(
+        "SELECT r.dataset, r.n_restaurants, coalesce(v.n_reviews, 0) AS n_reviews, v.first_date, v.last_date "
+        "FROM (SELECT dataset, count(*) AS n_restaurants FROM restaurants GROUP BY dataset) r "
+        "LEFT JOIN (SELECT dataset, count(*) AS n_reviews, min(date) AS first_date, max(date) AS last_date "
+        "FROM reviews GROUP BY dataset) v USING (dataset) ORDER BY r.dataset"
+    )
