@@ -44,8 +44,9 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.base.files import atomic_dir, write_json_atomic  # noqa: E402
-from core.datasets import flat, import_dataset, lock, store  # noqa: E402
+from core.datasets import flat, lock, store  # noqa: E402
 from core.datasets.db import Database  # noqa: E402
+from core.datasets.importer import import_dataset  # noqa: E402
 from core.datasets.schema import REVIEW_SCHEMA  # noqa: E402
 from core.datasets.staging import number_newest_first  # noqa: E402
 from core.workspace import Workspace  # noqa: E402

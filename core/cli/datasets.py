@@ -8,8 +8,9 @@ from typing import Any
 from core.base.errors import DataError
 from core.base.progress import cli_progress
 from core.cli import emit
-from core.datasets import dataset_info, import_dataset, list_datasets, require_verified, verify_dataset
+from core.datasets import dataset_info, list_datasets, require_verified, verify_dataset
 from core.datasets.db import Database
+from core.datasets.importer import import_dataset
 
 _SAMPLE_RESTAURANTS_SQL = """
 SELECT business_id, name, categories, city, stars, n_reviews FROM restaurants

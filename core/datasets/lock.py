@@ -19,10 +19,10 @@ import functools
 import json
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.base.clock import now_iso
 from core.base.errors import LockError, UnknownNameError
 from core.base.files import sha256_file
 from core.workspace import Workspace
@@ -51,7 +51,7 @@ def make_lock(
         "format_version": LOCK_FORMAT,
         "name": name,
         "layout": layout,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created_at": now_iso(),
         "sources": sources,
         "tables": hashes,
         "counts": counts,

@@ -194,7 +194,7 @@ def generate_demo(root: Path, *, seed: int = 7, n_restaurants: int = 100, review
         A summary: counts, planted kinds, file paths, seconds per phase and the steps run.
     """
     # deferred: core.datasets pulls in pandas (~500 ms), only needed when generate_demo() runs
-    from core.datasets import import_dataset
+    from core.datasets.importer import import_dataset
 
     _check_counts(n_restaurants, reviews_per_restaurant)
     started = time.perf_counter()

@@ -37,16 +37,8 @@ from core.ground_truth.ks import k_label, normalize_ks
 from core.ground_truth.policies import Policy, PolicyScore
 from core.ground_truth.policies.frame import compute_policy_gt_frame
 from core.ground_truth.policies.loader import POLICY_IDS, get_policy, list_policies, load_policy_file
-from core.ground_truth.trace import (
-    KChange,
-    ReviewContribution,
-    TraceNode,
-    explain_k_change,
-    explain_k_change_ws,
-    trace_gt,
-    trace_gt_ws,
-    verdict_changes,
-)
+from core.ground_truth.trace import KChange, ReviewContribution, TraceNode, trace_gt, trace_gt_ws
+from core.ground_truth.trace_k import explain_k_change, explain_k_change_ws, verdict_changes
 
 __all__ = [
     "FORMULAS", "POLICY_IDS", "VERDICTS", "Formula", "KChange", "Policy", "PolicyScore", "ReviewContribution",

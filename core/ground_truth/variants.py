@@ -21,10 +21,10 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.base.clock import now_iso
 from core.base.errors import DataError, UnknownNameError
 from core.base.files import read_json, write_json_atomic
 from core.base.settings import require_writable
@@ -252,7 +252,7 @@ def save_variant(
     variant = Variant(
         name=name, definition=d.name, kind="formula" if isinstance(d, Formula) else "policy", changes=changes,
         description=description.strip(), author=author.strip(),
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"), base_version=d.version,
+        created_at=now_iso(), base_version=d.version,
     )
     write_json_atomic(path, variant.to_dict())
     return variant

@@ -23,19 +23,18 @@ from typing import Any
 
 import polars as pl
 
+from core.base.clock import now_iso
 from core.base.errors import DataError, UnknownNameError, WorkbenchError
 from core.base.files import append_jsonl, read_json, read_jsonl_log
 from core.base.settings import require_writable
 from core.datasets import scan_reviews
-from core.judgments.store import get_gt_judge, load_raw_judgments, now_iso
+from core.judgments.store import get_gt_judge, load_raw_judgments
 from core.tasks import Task, get_task
 from core.workspace import Workspace
 
 ADDM_AUTHOR = "addm-import"
 
 
-def _now() -> str:
-    return now_iso()
 
 
 def _reviews(ws: Workspace, dataset: str) -> pl.DataFrame:
@@ -122,7 +121,7 @@ def add_override(
         "business_id": bid, "review_id": rid, "idx": ridx,
         "original": original if original is not None else _current_fields(ws, dataset, task, bid, ridx),
         "corrected": dict(corrected), "reason": reason.strip(), "author": author.strip(),
-        "created_at": _now(), "reverts": None,
+        "created_at": now_iso(), "reverts": None,
     }
     append_jsonl(ws.overrides_path(dataset, task), [record])
     return record
@@ -150,7 +149,7 @@ def revert_override(ws: Workspace, dataset: str, task: str, override_id: str, *,
         "override_id": uuid.uuid4().hex[:16], "task": task, "dataset": dataset,
         "business_id": target["business_id"], "review_id": target.get("review_id"), "idx": target.get("idx"),
         "original": target.get("corrected") or {}, "corrected": {}, "reason": reason.strip(),
-        "author": author.strip(), "created_at": _now(), "reverts": override_id,
+        "author": author.strip(), "created_at": now_iso(), "reverts": override_id,
     }
     append_jsonl(ws.overrides_path(dataset, task), [record])
     return record
@@ -284,7 +283,7 @@ def import_addm_overrides(ws: Workspace, dataset: str, path: str | Path, *, topi
         rows.append({
             "override_id": oid, "task": task, "dataset": dataset, "business_id": bid, "review_id": rid,
             "idx": idx, "original": entry.get("original") or {}, "corrected": entry["corrected"],
-            "reason": entry.get("reason") or "", "author": ADDM_AUTHOR, "created_at": _now(), "reverts": None,
+            "reason": entry.get("reason") or "", "author": ADDM_AUTHOR, "created_at": now_iso(), "reverts": None,
             "source": {"file": path.name, "topic": topic, "index": i},
         })
         existing.add(oid)

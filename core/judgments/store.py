@@ -32,12 +32,12 @@ import json
 import numbers
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from core.base.clock import now_iso
 from core.base.errors import DataError, UnknownNameError, WorkbenchError
 from core.base.files import (
     append_jsonl,
@@ -65,9 +65,6 @@ _STR_KEYS = ("dataset", "task", "judge", "prompt_version", "created_at", "busine
              "excerpt", "raw", "parse_error", "batch_id")
 
 
-def now_iso() -> str:
-    """The current UTC time as an ISO-8601 string (the ``created_at`` of new records)."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def check_judge_id(judge: object) -> str:

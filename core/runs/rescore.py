@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.base.clock import now_iso
 from core.base.errors import WorkbenchError
 from core.base.files import write_bytes_atomic
 from core.base.settings import require_writable
@@ -146,7 +146,7 @@ def rescore_run(ws: Workspace, run_id: str, *, source: str | None = None) -> dic
     kept = archive_scoring(folder)
     write_bytes_atomic(folder / GT_FILE, snapshot)
     scored["gt"] = {**(gt.lineage or {}), "snapshot": GT_FILE, "snapshot_sha256": hashlib.sha256(snapshot).hexdigest()}
-    scored["rescored_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    scored["rescored_at"] = now_iso()
     scored["rescored_from"] = {"version": (lineage_of(results) or {}).get("version"),
                                "history": str(kept.relative_to(folder))}
     validate_results(scored, str(folder / "results.json"))

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import jsonschema
 
+from core.base.clock import now_iso
 from core.base.errors import WorkbenchError
 from core.base.files import write_bytes_atomic
 from core.methods import METHODS
@@ -96,13 +96,13 @@ def build_results(plan: RunPlan, samples: Sequence[dict[str, Any]], *, status: d
     payload: dict[str, Any] = {
         "run_id": plan.run_id, "task_id": config.task, "policy_id": config.policy, "method": config.method,
         "model": config.model if uses_llm else "none (baseline)", "k": config.k, "n": len(results),
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "timestamp": now_iso(),
         "config": {**config.as_dict(), "dataset": config.dataset},
         "gt": plan.run_gt.lineage, "offline": (config.model == "heuristic") or not uses_llm,
         "accuracy": round(correct / len(judged), 6) if judged else None, "correct": correct, "total": len(judged),
         "errors": sum(1 for s in results if s.get("error")),
         "usage": _usage(results, prepared),
-        "timing": {"started_at": (status or {}).get("started_at"), "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "timing": {"started_at": (status or {}).get("started_at"), "finished_at": now_iso(),
                    "elapsed_s": (status or {}).get("elapsed_s")},
         "results": [{k: v for k, v in s.items() if k != "id"} for s in results],
     }

@@ -23,13 +23,13 @@ import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from core.base.clock import now_iso
 from core.base.errors import IndexMissingError, WorkbenchError
 from core.base.files import atomic_dir, read_json, write_json_atomic
 from core.base.progress import Progress
@@ -263,7 +263,7 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
         index = index.with_columns(old.drop("text_hash", strict=False))
         task_objs.update({c[3:]: get_task(c[3:], ws) for c in old.columns if c.startswith("kw_")})
     stats = {
-        "dataset": dataset, "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "dataset": dataset, "built_at": now_iso(),
         "reviews_sha256": reviews_sha256, "total_reviews": index.height,
         "reviews_with_text": int(reviews["text"].is_not_null().sum()),
         "total_restaurants": index["business_id"].n_unique(),

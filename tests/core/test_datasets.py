@@ -17,7 +17,6 @@ from core.cli import main
 from core.datasets import (
     LOCK_NAME,
     dataset_info,
-    import_dataset,
     list_datasets,
     read_lock,
     require_verified,
@@ -30,6 +29,7 @@ from core.datasets import flat as flat_module
 from core.datasets import lock as lock_module
 from core.datasets.db import Database
 from core.datasets.flat import read_flat
+from core.datasets.importer import import_dataset
 from core.datasets.sources import JSONL
 
 FIXTURE_SUBSETS = [("xnot", "xnot/dataset_K25_subset.jsonl", 6), ("addm", "dev-ADDM/dataset_K25_subset.jsonl", 5)]

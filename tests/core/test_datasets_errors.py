@@ -11,7 +11,8 @@ import polars as pl
 import pytest
 
 from core.base.errors import DataError
-from core.datasets import import_dataset, read_lock, verify_dataset
+from core.datasets import read_lock, verify_dataset
+from core.datasets.importer import import_dataset
 
 GOOD_DATE = "2021-06-01 12:00:00"
 

@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.base.errors import DataError
-from core.datasets import import_dataset, scan_restaurants, scan_reviews, verify_dataset
 from core.datasets import scale as scale_module
+from core.datasets import scan_restaurants, scan_reviews, verify_dataset
 from core.datasets import sources as sources_module
 from core.datasets import staging as staging_module
+from core.datasets.importer import import_dataset
 from core.datasets.staging import Stager, bucket_bounds, text_hashes
 from core.tasks.keyword_index import text_hash
 

@@ -219,7 +219,7 @@ def test_a_certain_change_and_the_errors():
 
 
 def _addm_judged(fixtures_dir, workspace):
-    from core.datasets import import_dataset
+    from core.datasets.importer import import_dataset
     from core.judgments.judges.heuristic import HeuristicJudge
     from core.judgments.judges.runner import execute_judging, plan_judging
     from core.tasks import get_task

@@ -13,7 +13,7 @@ import pytest
 from core.base.errors import WorkbenchError
 from core.base.progress import cli_progress, log_progress
 from core.cli import main
-from core.datasets import import_dataset
+from core.datasets.importer import import_dataset
 from core.datasets.names import find_restaurant
 from core.judgments import load_judgments
 from core.judgments.overrides import active_overrides, import_addm_overrides, task_topics

@@ -231,7 +231,7 @@ def test_agreement_with_real_xnot_judgments(fixtures_dir, workspace, version):
     building v1: "would keep me coming back" is no worry, "feeling confident with the waiter" is
     care). v2 must keep this subset exact; v1's floor is set well below (a tiny sample).
     """
-    from core.datasets import import_dataset
+    from core.datasets.importer import import_dataset
     from core.tasks.keyword_index import build_index
 
     import_dataset(workspace, "x", fixtures_dir / "xnot" / "dataset_K25_subset.jsonl")
@@ -276,7 +276,7 @@ def test_heuristic_v2_on_the_addm_dev_set(fixtures_dir, workspace):
     v2 was developed on this very set (two of v1's false incidents and its one miss), so these are
     development figures, not a held-out estimate; the goals are precision ≥ 0.9, recall ≥ 0.75.
     """
-    from core.datasets import import_dataset
+    from core.datasets.importer import import_dataset
     from core.ground_truth import compute_gt
     from core.tasks.keyword_index import build_index
 

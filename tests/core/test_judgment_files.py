@@ -9,7 +9,8 @@ import pytest
 
 from core.base.errors import DataError
 from core.cli import main
-from core.datasets import import_dataset, require_verified
+from core.datasets import require_verified
+from core.datasets.importer import import_dataset
 from core.judgments import judged_keys, list_judges, load_judgments
 from core.judgments.overrides import add_override
 from core.judgments.xnot_files import (

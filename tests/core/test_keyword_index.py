@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from core.base.errors import IndexMissingError, UnknownNameError
 from core.cli import main
-from core.datasets import import_dataset
 from core.datasets.db import Database
+from core.datasets.importer import import_dataset
 from core.tasks import get_task
 from core.tasks.keyword_index import (
     build_index,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from core.datasets import import_dataset
+from core.datasets.importer import import_dataset
 from core.llm import workspace_cache
 from core.methods import make_model
 from core.methods.offline import answer_for

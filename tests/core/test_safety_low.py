@@ -16,8 +16,9 @@ import pytest
 
 from core.base.errors import LockError, WorkbenchError
 from core.cli import main
-from core.datasets import browse, import_dataset
+from core.datasets import browse
 from core.datasets.db import Database
+from core.datasets.importer import import_dataset
 from core.ground_truth.ks import normalize_ks
 from core.labeling import assignment, export, identity, items
 from core.labeling.agreement import agreement_report

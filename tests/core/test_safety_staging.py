@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.datasets import import_dataset, list_datasets
+from core.datasets import list_datasets
 from core.datasets.db import Database
+from core.datasets.importer import import_dataset
 from core.workspace import Workspace
 from core.workspace.locks import LockBusyError, dataset_lock
 from tests.core.safety_helpers import cli, write_flat

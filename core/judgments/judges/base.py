@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from core.base.clock import now_iso
 from core.base.errors import UnknownNameError
-from core.judgments.store import now_iso
 
 REVIEW_KEY = ("business_id", "idx")
 
