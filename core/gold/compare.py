@@ -3,13 +3,13 @@ expected/predicted texts with keywords highlighted (escaped HTML)."""
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
+from core.base.highlight import marked_html
 from core.gold.scoring import GoldConfig, find_citation, keywords_found
 
 STATUS_RANK = {"fail": 0, "acceptable": 1, "pass": 2}
@@ -117,13 +117,7 @@ def highlight_html(text: str, keywords: Sequence[str], *, css_class: str = "foun
     >>> highlight_html("<b>Konto</b> 1500", ["konto"])
     '&lt;b&gt;<mark class="found">Konto</mark>&lt;/b&gt; 1500'
     """
-    out, pos = [], 0
-    for start, end in _spans(text, keywords):
-        out.append(html.escape(text[pos:start]))
-        out.append(f'<mark class="{html.escape(css_class)}">{html.escape(text[start:end])}</mark>')
-        pos = end
-    out.append(html.escape(text[pos:]))
-    return "".join(out)
+    return marked_html(text, _spans(text, keywords), css_class=css_class)
 
 
 def sample_detail(sample: dict[str, Any], must_include: Sequence[str], config: GoldConfig) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from core.base.highlight import marked_html
 from core.metrics.badges import badges
 from core.metrics.bootstrap import paired_differences
 from core.metrics.process import PROCESS_WEIGHTS, claimed_incidents, evidences_of, snippet_valid
@@ -176,12 +177,11 @@ def highlight(text: str, snippets: Sequence[str]) -> str:
     >>> highlight("a <b> c", ["<b>"])
     'a <mark>&lt;b&gt;</mark> c'
     """
-    escaped = html.escape(text)
-    parts = sorted({html.escape(s) for s in snippets if s and s.strip()}, key=len, reverse=True)
+    parts = sorted({s for s in snippets if s and s.strip()}, key=len, reverse=True)
     if not parts:
-        return escaped
+        return html.escape(text)
     pattern = re.compile("|".join(re.escape(p) for p in parts))
-    return pattern.sub(lambda m: f"<mark>{m.group(0)}</mark>", escaped)
+    return marked_html(text, (m.span() for m in pattern.finditer(text)))
 
 
 # -- several runs ---------------------------------------------------------------------------------

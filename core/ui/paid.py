@@ -7,21 +7,10 @@ keyboard may, after confirming the estimated cost.
 
 from __future__ import annotations
 
-import streamlit as st
-
 from core.labeling.identity import admin_codes, get_role
 from core.ui import hosting
-from core.ui.auth import login_admins, login_email
+from core.ui.auth import auth_configured, login_admins, login_email
 from core.workspace import Workspace
-
-
-def auth_configured() -> bool:
-    """True when ``st.login`` is configured (``[auth]`` in the secrets); the one guarded read of
-    ``st.secrets`` for this check (it raises when there is no secrets file)."""
-    try:
-        return "auth" in st.secrets
-    except Exception:  # noqa: BLE001 - no secrets file at all
-        return False
 
 
 def paid_refusal(ws: Workspace) -> str | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import polars as pl
 
+from core.base.highlight import marked_html
 from core.datasets.review_text import md_escape  # noqa: F401 (re-exported: core.ground_truth.views.md_escape)
 from core.ground_truth import KChange, TraceNode
 
@@ -202,8 +203,7 @@ def highlight_html(text: str | None, excerpt: str | None) -> str:
     >>> highlight_html("<b>hives</b> & more", "hives")
     '<div class="gt-text">&lt;b&gt;<mark>hives</mark>&lt;/b&gt; &amp; more</div>'
     """
-    body = "".join(f"<mark>{html.escape(s)}</mark>" if hit else html.escape(s)
-                   for s, hit in highlight_segments(text, excerpt))
+    body = marked_html(text or "", highlight_spans(text, excerpt))
     return f'<div class="gt-text">{body}</div>'
 
 
