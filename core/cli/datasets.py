@@ -8,22 +8,9 @@ from typing import Any
 from core.base.errors import DataError
 from core.base.progress import cli_progress
 from core.cli import emit
-from core.datasets import dataset_info, list_datasets, require_verified, verify_dataset
+from core.datasets import browse, dataset_info, list_datasets, require_verified, verify_dataset
 from core.datasets.db import Database
 from core.datasets.importer import import_dataset
-
-_SAMPLE_RESTAURANTS_SQL = """
-SELECT business_id, name, categories, city, stars, n_reviews FROM restaurants
-WHERE dataset = $dataset ORDER BY name, business_id LIMIT $limit
-"""
-_RESTAURANT_SQL = """
-SELECT business_id, name, categories, city, state, stars, review_count, n_reviews FROM restaurants
-WHERE dataset = $dataset AND business_id = $business_id
-"""
-_REVIEWS_SQL = """
-SELECT idx, review_id, date, stars, useful, text FROM reviews
-WHERE dataset = $dataset AND business_id = $business_id ORDER BY idx LIMIT $limit
-"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -105,21 +92,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     require_verified(args.workspace, args.name)  # refuse to show data that changed since import
     info = dataset_info(args.workspace, args.name)
     db = Database(args.workspace.root)
-    params: dict[str, Any] = {"dataset": args.name}
     head = (
         f"{args.name}: {info['counts']['restaurants']:,} restaurants, {info['counts']['reviews']:,} reviews, "
         f"layout {info['layout']}, created {info['created_at']}, verified"
     )
     if args.business_id:
-        params["business_id"] = args.business_id
-        restaurant = db.query(_RESTAURANT_SQL, params).to_dicts()
+        card = browse.restaurant_card(db, args.name, args.business_id)
+        restaurant = [card] if card else []
         if not restaurant:
             raise DataError(f"no restaurant with business_id {args.business_id!r} in dataset {args.name!r}")
-        reviews = db.query(_REVIEWS_SQL, {**params, "limit": args.limit}).to_dicts()
+        reviews = browse.first_reviews(db, args.name, args.business_id, limit=args.limit)
         payload = {**info, "restaurant": restaurant[0], "reviews": reviews}
         text = f"{head}\n{_frame_text(restaurant)}\nreviews (idx order):\n{_frame_text(reviews)}"
     else:
-        sample = db.query(_SAMPLE_RESTAURANTS_SQL, {**params, "limit": args.limit}).to_dicts()
+        sample = browse.sample_restaurants(db, args.name, limit=args.limit)
         payload = {**info, "restaurants": sample}
         text = f"{head}\nreviews from {info.get('date_min')} to {info.get('date_max')}\n{_frame_text(sample)}"
     db.close()

@@ -6,6 +6,7 @@ is paged with LIMIT/OFFSET, so a page stays fast on millions of reviews.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import polars as pl
@@ -157,3 +158,60 @@ def dataset_counts(db: Database) -> pl.DataFrame:
         "LEFT JOIN (SELECT dataset, count(*) AS n_reviews, min(date) AS first_date, max(date) AS last_date "
         "FROM reviews GROUP BY dataset) v USING (dataset) ORDER BY r.dataset"
     )
+
+
+# -- look-ups for the pages and commands (the SQL stays in this package) ----------------------------
+def sample_restaurants(db: Database, dataset: str, *, limit: int) -> list[dict]:
+    """The first ``limit`` restaurants by name: id, name, categories, city, stars, reviews."""
+    return db.query("SELECT business_id, name, categories, city, stars, n_reviews FROM restaurants "
+                    "WHERE dataset = $dataset ORDER BY name, business_id LIMIT $limit",
+                    {"dataset": dataset, "limit": limit}).to_dicts()
+
+
+def restaurant_card(db: Database, dataset: str, business_id: str) -> dict | None:
+    """One restaurant's descriptive columns, or None when it is not in the dataset."""
+    rows = db.query("SELECT business_id, name, categories, city, state, stars, review_count, n_reviews "
+                    "FROM restaurants WHERE dataset = $dataset AND business_id = $business_id",
+                    {"dataset": dataset, "business_id": business_id}).to_dicts()
+    return rows[0] if rows else None
+
+
+def first_reviews(db: Database, dataset: str, business_id: str, *, limit: int) -> list[dict]:
+    """A restaurant's first ``limit`` reviews in idx order: idx, id, date, stars, useful, text."""
+    return db.query("SELECT idx, review_id, date, stars, useful, text FROM reviews WHERE dataset = $dataset "
+                    "AND business_id = $business_id ORDER BY idx LIMIT $limit",
+                    {"dataset": dataset, "business_id": business_id, "limit": limit}).to_dicts()
+
+
+def texts_by_review(db: Database, dataset: str, review_ids: Iterable[str]) -> dict[str, str]:
+    """review_id → text of those reviews of a dataset."""
+    frame = db.query("SELECT review_id, text FROM reviews WHERE dataset = $d AND list_contains($ids, review_id)",
+                     {"d": dataset, "ids": sorted({str(r) for r in review_ids})})
+    return dict(zip(frame["review_id"].to_list(), frame["text"].to_list(), strict=True))
+
+
+def texts_of_restaurants(db: Database, dataset: str, business_ids: Iterable[str], k: int | None) -> dict[str, str]:
+    """review_id → text of the first K reviews (idx < K; all when K is None) of those restaurants."""
+    frame = db.query(
+        "SELECT review_id, text FROM reviews WHERE dataset = $dataset AND list_contains($ids, business_id)"
+        " AND ($k IS NULL OR idx < $k)",
+        {"dataset": dataset, "ids": sorted({str(b) for b in business_ids}), "k": k},
+    )
+    return dict(zip(frame["review_id"].to_list(), frame["text"].to_list(), strict=True))
+
+
+def categories_by_restaurant(db: Database, dataset: str) -> dict[str, str | None]:
+    """business_id → categories of a dataset's restaurants."""
+    frame = db.query("SELECT business_id, categories FROM restaurants WHERE dataset = $dataset", {"dataset": dataset})
+    return dict(zip(frame["business_id"].to_list(), frame["categories"].to_list(), strict=True))
+
+
+def reviews_with_restaurants(db: Database, dataset: str) -> pl.DataFrame:
+    """Every review with text, with its restaurant's name and city, in (business_id, idx) order."""
+    return db.query(
+        "SELECT r.business_id, r.review_id, r.idx, r.date, r.stars, r.text, s.name, s.city "
+        "FROM reviews r LEFT JOIN restaurants s ON s.dataset = r.dataset AND s.business_id = r.business_id "
+        "WHERE r.dataset = $dataset AND r.text IS NOT NULL ORDER BY r.business_id, r.idx",
+        {"dataset": dataset},
+    )
+

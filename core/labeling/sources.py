@@ -207,15 +207,12 @@ def dataset_review_items(
     """
     import polars as pl  # here, not at the top: assignment workers import this module and stay light
 
+    from core.datasets.browse import reviews_with_restaurants
+
 
     db = Database(ws.root)
     db.require_dataset(dataset)  # the dataset's tables must still match its lock (SPEC §1.4)
-    frame = db.query(
-        "SELECT r.business_id, r.review_id, r.idx, r.date, r.stars, r.text, s.name, s.city "
-        "FROM reviews r LEFT JOIN restaurants s ON s.dataset = r.dataset AND s.business_id = r.business_id "
-        "WHERE r.dataset = $dataset AND r.text IS NOT NULL ORDER BY r.business_id, r.idx",
-        {"dataset": dataset},
-    )
+    frame = reviews_with_restaurants(db, dataset)
     if frame.is_empty():
         raise DataError(f"dataset {dataset!r} has no reviews with text in this workspace")
     if contains:

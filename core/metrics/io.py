@@ -1,27 +1,7 @@
-"""What scoring reads from a dataset: the texts of the reviews a method saw, the restaurants' categories.
+"""What scoring reads from a dataset: the texts of the reviews a method saw, the restaurants' categories
+(the queries are :mod:`core.datasets.browse`'s; a run's own files are :mod:`core.runs.records`'s)."""
 
-(A run's own files are read and written by :mod:`core.runs.records`.)
-"""
+from core.datasets.browse import categories_by_restaurant as dataset_categories
+from core.datasets.browse import texts_of_restaurants as dataset_review_texts
 
-from __future__ import annotations
-
-from collections.abc import Iterable
-
-from core.datasets.db import Database
-
-
-def dataset_review_texts(db: Database, dataset: str, business_ids: Iterable[str], k: int | None) -> dict[str, str]:
-    """review_id → text of the first K reviews (idx < K; all when K is None) of those restaurants."""
-    ids = sorted({str(b) for b in business_ids})
-    frame = db.query(
-        "SELECT review_id, text FROM reviews WHERE dataset = $dataset AND list_contains($ids, business_id)"
-        " AND ($k IS NULL OR idx < $k)",
-        {"dataset": dataset, "ids": ids, "k": k},
-    )
-    return dict(zip(frame["review_id"].to_list(), frame["text"].to_list(), strict=True))
-
-
-def dataset_categories(db: Database, dataset: str) -> dict[str, str | None]:
-    """business_id → categories of a dataset's restaurants (for the policy's cuisine rule)."""
-    frame = db.query("SELECT business_id, categories FROM restaurants WHERE dataset = $dataset", {"dataset": dataset})
-    return dict(zip(frame["business_id"].to_list(), frame["categories"].to_list(), strict=True))
+__all__ = ["dataset_categories", "dataset_review_texts"]

@@ -13,10 +13,10 @@ from typing import Any
 
 import polars as pl
 import streamlit as st
-from sqlalchemy import func, select
 
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store
+from core.labeling.store import catalog
 from core.study import analysis
 from core.study.audit import audit_results
 from core.study.runs import list_scored_runs
@@ -42,21 +42,14 @@ def audit_projects(ws: Workspace, run_id: str) -> list[str]:
     store = label_store.open_store(ws.root)
     names = []
     for project in labeling_items.list_projects(store):
-        stmt = (select(label_store.items.c.metadata).where(label_store.items.c.project_id == project.project_id)
-                .where(label_store.items.c.run_id == run_id).limit(1))
-        with store.read() as conn:
-            meta = conn.execute(stmt).scalar()
+        meta = catalog.run_item_metadata(store, project.project_id, run_id)
         if meta and "audit_of" in json.loads(meta):
             names.append(project.name)
     return names
 
 
 def _rating_stamp(ws: Workspace, project: str) -> tuple[int, int]:
-    store = label_store.open_store(ws.root)
-    with store.read() as conn:
-        n = conn.execute(select(func.count(), func.max(label_store.ratings.c.rating_id))).one()
-        c = conn.execute(select(func.max(label_store.consensus.c.consensus_id))).scalar()
-    return (int(n[0] or 0) * 1_000_003 + int(n[1] or 0), int(c or 0))
+    return catalog.change_stamp(label_store.open_store(ws.root))
 
 
 SCORERS_DIR = "scorers"  # the workspace's trained scorers, one folder (with manifest.json) per scorer

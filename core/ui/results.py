@@ -28,6 +28,7 @@ from streamlit.column_config import NumberColumn
 
 from core import ui
 from core.base.errors import UnknownNameError, WorkbenchError
+from core.datasets import browse
 from core.datasets.db import Database
 from core.ground_truth.lineage import describe as describe_gt
 from core.ground_truth.views.grid import trace_params
@@ -171,9 +172,7 @@ def review_texts(_db: Database, root: str, dataset: str | None, review_ids: tupl
     """Texts of the given reviews from the run's dataset (empty when it is not in this workspace)."""
     if not dataset or not review_ids:
         return {}
-    frame = _db.query("SELECT review_id, text FROM reviews WHERE dataset = $d AND list_contains($ids, review_id)",
-                      {"d": dataset, "ids": list(review_ids)})
-    return dict(zip(frame["review_id"].to_list(), frame["text"].to_list(), strict=True))
+    return browse.texts_by_review(_db, dataset, review_ids)
 
 
 def trace_query(run: dict[str, Any], business_id: str) -> dict[str, str]:

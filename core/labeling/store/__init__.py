@@ -2,8 +2,8 @@
 
 The public face is small: :class:`LabelStore` (transactions), :func:`open_store`,
 :func:`store_exists`, :func:`close_stores`, :func:`integrity_problems` and the tables (read them
-only through the statement modules; a few pages still read them directly). Every SQL statement of
-the labeling package lives in this package, behind named functions:
+only through the statement modules). Every SQL statement of the labeling package, and of the
+pages that show labels, lives in this package, behind named functions:
 
 - :mod:`~core.labeling.store.tables`: the tables and their constants;
 - :mod:`~core.labeling.store.engine`: engines, transactions, isolation, schema upgrades;

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Row
 
 from core.labeling.store.engine import LabelStore
 from core.labeling.store.tables import (
+    consensus,
     items,
     projects,
     rater_links,
@@ -221,3 +222,19 @@ def rater_link_rows(store: LabelStore) -> list[tuple]:
                   ).order_by(rater_links.c.created_at.desc())
     with store.read() as conn:
         return [tuple(r) for r in conn.execute(stmt).all()]
+
+
+def run_item_metadata(store: LabelStore, project_id: int, run_id: str) -> str | None:
+    """The metadata (JSON text) of one item of ``project_id`` that came from study run ``run_id``."""
+    stmt = select(items.c.metadata).where(items.c.project_id == project_id).where(items.c.run_id == run_id).limit(1)
+    with store.read() as conn:
+        return conn.execute(stmt).scalar()
+
+
+def change_stamp(store: LabelStore) -> tuple[int, int]:
+    """A stamp that changes with every new rating or consensus record (for caches of derived views)."""
+    with store.read() as conn:
+        n = conn.execute(select(func.count(), func.max(ratings.c.rating_id))).one()
+        c = conn.execute(select(func.max(consensus.c.consensus_id))).scalar()
+    return (int(n[0] or 0) * 1_000_003 + int(n[1] or 0), int(c or 0))
+
