@@ -1,4 +1,6 @@
-"""The one place SQL runs: in-memory DuckDB views over a workspace's Parquet/JSONL files.
+"""The one place DuckDB runs SQL over a workspace's files: in-memory views over its Parquet/JSONL
+files (the look-ups the pages and commands need are :mod:`core.datasets.browse`'s; the label
+store's SQL is :mod:`core.labeling.store`'s).
 
 ``Database(root).query(sql, params)`` returns a polars frame. Parameters are ``$name`` and passed
 as a dict, never formatted into the SQL. DuckDB connections are not thread-safe, and Streamlit
