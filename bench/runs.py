@@ -48,7 +48,7 @@ def _stats(base_url: str) -> dict:
 
 def start_server(latency: float) -> tuple[subprocess.Popen, str]:
     """The local OpenAI-compatible server in its own process, as a real endpoint would be."""
-    server = subprocess.Popen([sys.executable, "-m", "tests.llm_server", str(latency)], cwd=ROOT,
+    server = subprocess.Popen([sys.executable, "-m", "tests.helpers.llm_server", str(latency)], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     return server, server.stdout.readline().strip()
@@ -129,7 +129,7 @@ def main() -> None:
         generate_demo(root, n_restaurants=args.restaurants, reviews_per_restaurant=25, progress=None)
         ws = Workspace(root)
         # the server runs in its own process, as a real endpoint would: its work does not share our GIL
-        server = subprocess.Popen([sys.executable, "-m", "tests.llm_server", str(args.latency)], cwd=ROOT,
+        server = subprocess.Popen([sys.executable, "-m", "tests.helpers.llm_server", str(args.latency)], cwd=ROOT,
                                   stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None

@@ -1,4 +1,4 @@
-"""The lifecycle the tests' local HTTP servers share (tests/llm_server.py, tests/oidc_server.py): a
+"""The lifecycle the tests' local HTTP servers share (tests/helpers/llm_server.py, tests/oidc_server.py): a
 ThreadingHTTPServer on a free 127.0.0.1 port, served by a daemon thread, started and stopped by
 hand or by a ``with`` block."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from core.judgments import append_judgments, read_log, set_gt_judge
-from tests.core.test_gt_views import DATASET, FLIP, JUDGE, TASK, build_gt_workspace
+from tests.helpers.gt_workspace import DATASET, FLIP, JUDGE, TASK, build_gt_workspace
 
 GT = "app_pages/ground_truth.py"
 

@@ -1,6 +1,6 @@
 """AppTest: the Ground truth page shows a judging job started elsewhere (another session, the CLI) from its record.
 
-The job is a real worker process; the OpenAI-compatible judge talks to tests/llm_server.py, slowed down so
+The job is a real worker process; the OpenAI-compatible judge talks to tests/helpers/llm_server.py, slowed down so
 the page can be drawn while the job runs.
 """
 
@@ -12,9 +12,9 @@ import pytest
 
 from core.jobs import read_job, start_job
 from core.judgments.judges.job import JOB_KIND
-from tests.app.test_gt_pages import _gt
-from tests.core.conftest import build_judging_dataset
-from tests.job_helpers import slow_judge_llm, wait_for_job
+from tests.helpers.gt_pages import _gt
+from tests.helpers.jobs import slow_judge_llm, wait_for_job
+from tests.helpers.judging_dataset import build_judging_dataset
 
 
 def _progress_texts(at) -> list[str]:

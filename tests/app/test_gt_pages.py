@@ -1,6 +1,6 @@
 """AppTest of the Ground truth and Trace pages on workspaces built in tmp_path.
 
-The tiny workspace and its hand-computed scores are described in tests/core/test_gt_views.py.
+The tiny workspace and its hand-computed scores are described in tests/helpers/gt_workspace.py.
 """
 
 from __future__ import annotations
@@ -12,69 +12,25 @@ import pytest
 
 from core.ground_truth import FORMULAS
 from core.judgments.overrides import list_overrides
-from tests.core.test_gt_views import CALM, DATASET, FLIP, MILD, TASK, build_gt_workspace
-from tests.job_helpers import wait_for_job
-
-GT, TRACE = "app_pages/ground_truth.py", "app_pages/trace.py"
-ALLOWED_TAGS = {"div", "span", "mark", "style"}
+from tests.helpers.gt_pages import (
+    ALLOWED_TAGS,
+    _df,
+    _distribution,
+    _export_buttons,
+    _gt,
+    _links,
+    _markdown,
+    _metrics,
+    _trace,
+)
+from tests.helpers.gt_workspace import CALM, DATASET, FLIP, MILD, TASK, build_gt_workspace
+from tests.helpers.jobs import wait_for_job
 
 
 @pytest.fixture()
 def tiny_root(tmp_path):
     build_gt_workspace(tmp_path / "ws")
     return tmp_path / "ws"
-
-
-def _gt(app_factory, root):
-    at = app_factory(root).run()
-    at.switch_page(GT).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _export_buttons(at) -> list[str]:
-    """The download buttons' labels once the Export tab is shown (it draws nothing before)."""
-    at.session_state["gt.tab"] = "Export"
-    at.run()
-    assert not at.exception, at.exception
-    return [b.proto.label for b in at.get("download_button")]
-
-
-def _trace(app_factory, root, **query):
-    at = app_factory(root).run()
-    at.query_params.update({"dataset": DATASET, "task": TASK, "formula": "v1", "k": "50", **query})
-    at.switch_page(TRACE).run()
-    assert not at.exception, at.exception
-    return at
-
-
-TABLES = {  # dataframes without selection carry no key in AppTest: find them by their columns
-    "gt.dist": {"K", "Low Risk", "High Risk", "Critical Risk", "total"}, "gt.table": {"trace", "verdict", "score"},
-    "gt.grid_table": {"path", "changes"}, "trace.last_verdicts": {"K", "before", "after"},
-    "trace.last_values": {"primitive", "before", "after"}, "trace.k_moved": {"primitive", "before", "after"},
-    "trace.ov_table": {"override_id", "author"}, "trace.k_reviews": {"idx", "score_effect"},
-    "trace.whatif_mine": {"K", "committed", "what-if"},
-}
-
-
-def _df(at, key):
-    return next(df.value for df in at.dataframe if TABLES[key] <= set(df.value.columns))
-
-
-def _metrics(at) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
-
-
-def _distribution(at) -> list[tuple]:
-    return [tuple(r) for r in _df(at, "gt.dist").itertuples(index=False)]
-
-
-def _links(at) -> dict[str, str]:
-    return {p.proto.label: p.proto.query_string for p in at.get("page_link") if p.proto.query_string}
-
-
-def _markdown(at) -> str:
-    return "\n".join(m.value for m in at.markdown)
 
 
 # -- Ground truth page ------------------------------------------------------------------------------------
@@ -113,7 +69,7 @@ def test_gt_page_follows_selection_changes(app_factory, tiny_root):
 
 
 def test_gt_page_without_judgments_offers_the_run_button(app_factory, workspace):
-    from tests.core.conftest import build_judging_dataset
+    from tests.helpers.judging_dataset import build_judging_dataset
 
     build_judging_dataset(workspace, "d", restaurants=2)  # 12 keyword-matched reviews, none judged
     at = _gt(app_factory, workspace.root)
@@ -179,7 +135,7 @@ def test_override_flips_a_verdict_and_revert_restores_it(app_factory, tiny_root)
     at.text_input(key="trace.author").input("alice")
     next(b for b in at.button if b.label.startswith("Save override")).click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    # 14.99 Critical → 2.24 Low at K = 50 (tests/core/test_gt_views.py docstring)
+    # 14.99 Critical → 2.24 Low at K = 50 (tests/helpers/gt_workspace.py)
     assert _metrics(at)["K=50 ◀"] == "2.24"
     assert "Override" in _markdown(at) and "by alice on idx 30" in _markdown(at)
     before_after = _df(at, "trace.last_verdicts")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tests.app.test_results_gt import _override_an_incident, ws  # noqa: F401 - the fixture
+from tests.helpers.results_gt import _override_an_incident, ws  # noqa: F401 - the fixture
 
 GT = "app_pages/ground_truth.py"
 

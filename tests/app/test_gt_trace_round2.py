@@ -1,7 +1,7 @@
 """AppTests of the Ground truth and Trace pages for issues 8 and 9: K coverage, K chips, selection,
 saved variants, the paid judge's role check and pre-flight confirmation, URL values as text.
 
-The tiny workspace (tests/core/test_gt_views.py) has 80 reviews per restaurant, so K = 100 and
+The tiny workspace (tests/helpers/gt_workspace.py) has 80 reviews per restaurant, so K = 100 and
 K = 200 are larger than every restaurant's review count.
 """
 
@@ -14,9 +14,9 @@ import pytest
 
 from core.ground_truth.variants import constants_sha256, load_variant, save_variant
 from core.workspace import Workspace
-from tests.app.test_gt_pages import GT, TRACE, _df, _distribution, _export_buttons, _gt, _trace
-from tests.core.test_gt_views import FLIP, MILD, build_gt_workspace
-from tests.job_helpers import wait_for_job
+from tests.helpers.gt_pages import GT, TRACE, _df, _distribution, _export_buttons, _gt, _trace
+from tests.helpers.gt_workspace import FLIP, MILD, build_gt_workspace
+from tests.helpers.jobs import wait_for_job
 
 EIGHT_KS = ["25", "50", "75", "80", "100", "150", "200", "all"]
 
@@ -122,7 +122,7 @@ def openai_env(monkeypatch):
 
 
 def test_paid_judge_needs_an_admin_when_sign_in_is_configured(app_factory, workspace, openai_env):
-    from tests.core.conftest import build_judging_dataset
+    from tests.helpers.judging_dataset import build_judging_dataset
 
     build_judging_dataset(workspace, "d", restaurants=2)
     at = app_factory(workspace.root)
@@ -137,7 +137,7 @@ def test_paid_judge_needs_an_admin_when_sign_in_is_configured(app_factory, works
 
 
 def test_paid_judge_shows_the_preflight_cost_and_waits_for_confirmation(app_factory, workspace, openai_env):
-    from tests.core.conftest import build_judging_dataset
+    from tests.helpers.judging_dataset import build_judging_dataset
 
     build_judging_dataset(workspace, "d", restaurants=2)  # 12 keyword-matched reviews
     at = _gt(app_factory, workspace.root)
@@ -152,8 +152,8 @@ def test_paid_judge_shows_the_preflight_cost_and_waits_for_confirmation(app_fact
 
 
 def test_confirmed_paid_run_judges_through_the_local_endpoint(app_factory, workspace, monkeypatch):
-    from tests.core.conftest import build_judging_dataset
-    from tests.llm_server import LLMServer, heuristic_responder
+    from tests.helpers.judging_dataset import build_judging_dataset
+    from tests.helpers.llm_server import LLMServer, heuristic_responder
 
     build_judging_dataset(workspace, "d", restaurants=2)  # 12 keyword-matched reviews
     with LLMServer(heuristic_responder) as server:

@@ -9,7 +9,7 @@ import shutil
 
 from core.ground_truth.policies.addm_import import import_policies
 from core.workspace import Workspace
-from tests.core.test_metrics_badges import no_incident_run
+from tests.helpers.metrics import no_incident_run
 
 
 def _table(at, title: str):

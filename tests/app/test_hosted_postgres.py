@@ -10,7 +10,7 @@ from sqlalchemy import select
 from core.base.settings import labels_storage
 from core.labeling import assignment, items, links
 from core.labeling.store import LabelStore, close_stores, ratings
-from tests.core.test_labeling_store import _new_postgres_db, postgres_server  # noqa: F401 - the fixture
+from tests.helpers.label_store import _new_postgres_db, postgres_server  # noqa: F401 - the fixture
 
 LABELING = "app_pages/labeling.py"
 

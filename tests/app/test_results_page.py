@@ -8,7 +8,7 @@ import shutil
 import pyarrow as pa
 import pytest
 
-from tests.app.results_helpers import write_runs
+from tests.helpers.results import write_runs
 
 PAGE = "app_pages/results.py"
 
@@ -101,7 +101,7 @@ def test_rewritten_results_file_is_read_again(app_factory, results_ws, tmp_path)
 
 
 def test_unscored_results_file_is_scored_in_memory_only(app_factory, small_demo, tmp_path):
-    from tests.core.metrics_helpers import run, sample
+    from tests.helpers.metrics import run, sample
 
     root = tmp_path / "ws"
     shutil.copytree(small_demo, root)
@@ -131,8 +131,8 @@ def test_a_degenerate_run_gets_no_tick_and_says_why(app_factory, small_demo, tmp
     """The "no incident everywhere" run (tests.core.test_metrics_badges): its headline shows ⚠/✗ with the
     reasons, accuracy beside its majority baseline, the incidents line, an amos spec fallback, and the PR
     curve drawn at its AP (the prevalence), not flat at precision 1."""
-    from tests.core.test_metrics_badges import no_incident_run
-    from tests.core.test_result_charts import drawn_areas
+    from tests.helpers.charts import drawn_areas
+    from tests.helpers.metrics import no_incident_run
 
     root = tmp_path / "ws"
     shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("runs"))

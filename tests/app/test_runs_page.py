@@ -11,7 +11,7 @@ import pytest
 from core.jobs import list_jobs
 from core.runs import run_status
 from core.workspace import Workspace
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 PAGE = "app_pages/runs.py"
 

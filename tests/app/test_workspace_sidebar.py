@@ -9,7 +9,7 @@ import pytest
 
 from core.cli import main
 from core.ui import SIDEBAR_WORKSPACE, SIDEBAR_WORKSPACE_OK
-from tests.core.test_workspace_path import small_scale_file
+from tests.helpers.install import small_scale_file
 
 
 @pytest.fixture()

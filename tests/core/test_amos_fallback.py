@@ -14,7 +14,7 @@ import pytest
 from core.cli import main
 from core.runs.records import spec_fallback
 from core.workspace import Workspace
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 REASON = "keywords must be a non-empty list of strings"
 

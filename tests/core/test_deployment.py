@@ -24,7 +24,7 @@ from core.labeling import identity, items
 from core.labeling.store import LabelStore, close_stores
 from core.llm import OFFLINE_MODEL, describe_error
 from core.workspace import Workspace
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-planted-secret-7c1e9a"

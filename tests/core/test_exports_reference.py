@@ -1,6 +1,6 @@
 """Behaviour is unchanged (issue 10): the keyword index, judgments, GT files and every export of the
 demo and of the shared fixtures are byte-identical to main's before the restructuring
-(digests in tests/core/data/exports_reference_sha256.json, see tests/core/exports_reference.py)."""
+(digests in tests/core/data/exports_reference_sha256.json, see tests/helpers/exports_reference.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.exports_reference import demo_digests, fixture_digests, normalise
+from tests.helpers.exports_reference import demo_digests, fixture_digests, normalise
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "exports_reference_sha256.json").read_text(encoding="utf-8"))
 

@@ -26,8 +26,8 @@ from core.gold.answers import model_answers
 from core.gold.evaluation import EvalRequest, make_llm, run_evaluation
 from core.gold.items import load_gold_files
 from core.llm import LLM, ResponseCache
-from tests.core.gold_helpers import write_small_set
-from tests.llm_server import LLMServer, llm_server, server_error, word_hash_embedding  # noqa: F401
+from tests.helpers.gold import write_small_set
+from tests.helpers.llm_server import LLMServer, llm_server, server_error, word_hash_embedding  # noqa: F401
 
 WORDS = ["konto", "1500", "kundefordringer", "gjeld", "leverandørgjeld", "egenkapital", "avskrivning", "§", "3-1",
          "Lov", "om", "aksjeselskaper", "[NS", "4102]", "æøå", "er", "skal", "føres", "på", "x"]

@@ -13,7 +13,7 @@ from core.gold.items import load_gold_files
 from core.gold.offline import Passage, offline_answers, read_passages, retrieve
 from core.gold.report import read_report
 from core.gold.scoring import GoldConfig, find_citation
-from tests.core.gold_helpers import write_jsonl
+from tests.helpers.gold import write_jsonl
 
 
 def test_demo_set_is_ours_and_cites_ns_4102_or_a_law():

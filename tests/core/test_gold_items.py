@@ -8,7 +8,7 @@ import pytest
 
 from core.base.errors import DataError
 from core.gold.items import eval_files_in, load_gold_files, resolve_eval_files
-from tests.core.gold_helpers import SMALL_SET, gold_item, write_jsonl, write_small_set
+from tests.helpers.gold import SMALL_SET, gold_item, write_jsonl, write_small_set
 
 
 def test_konto_files_load_49_items_and_placeholders_give_none(fixtures_dir):

@@ -20,7 +20,7 @@ from core.gold.report import (
     read_report,
 )
 from core.gold.scoring import GoldConfig
-from tests.core.gold_helpers import write_jsonl, write_small_set
+from tests.helpers.gold import write_jsonl, write_small_set
 
 # konto gold files, expected outputs as answers, jaccard: the reference harness gives these numbers
 KONTO_OVERALL = 0.9195578231292512
@@ -144,7 +144,7 @@ def test_cli_saves_in_the_workspace_with_history_and_compares(tmp_path, capsys):
 
 
 def test_cli_answer_and_eval_with_a_model_through_the_local_endpoint(tmp_path, monkeypatch, capsys):
-    from tests.llm_server import LLMServer
+    from tests.helpers.llm_server import LLMServer
 
     write_small_set(tmp_path / "ws" / "gold" / "sets" / "tiny")
 

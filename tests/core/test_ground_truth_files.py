@@ -23,7 +23,7 @@ from core.ground_truth import (
     xnot_payload,
 )
 from core.ground_truth.policies.loader import get_policy
-from tests.core.test_ground_truth_formulas import CASE, RESTAURANTS
+from tests.helpers.formula_cases import CASE, RESTAURANTS
 
 
 def test_filenames():

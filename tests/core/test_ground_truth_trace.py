@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from core.ground_truth import compute_gt_frame, explain_k_change, trace_gt, verdict_changes
-from tests.core.test_ground_truth_formulas import CASE, RESTAURANTS, j, judgments
+from tests.helpers.formula_cases import CASE, RESTAURANTS, j, judgments
 
 # primitive → how the review amounts relate to the unrounded value
 SUMS = ["n_mild", "n_moderate", "n_severe", "n_total_incidents", "n_positive", "n_negative", "n_betrayal",

@@ -274,7 +274,7 @@ def test_half_moderate_on_dev_addm_real_reviews(fixtures_dir, workspace):
 @pytest.mark.fixtures
 def test_half_moderate_on_xnot_llm_judgments(fixtures_dir):
     """The same on xnot's 2,173 real gpt-5-nano judgments of 100 restaurants, every K."""
-    from tests.core.gt_reference import load_xnot
+    from tests.helpers.gt_reference import load_xnot
 
     judgments, restaurants = load_xnot(fixtures_dir / "xnot/semantic_gt/task_G1a/judgments.json")
     confusion = parse_confusion(HALF_MODERATE)

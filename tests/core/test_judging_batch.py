@@ -15,7 +15,7 @@ from core.judgments.judges.runner import execute_judging, plan_judging
 from core.judgments.xnot_files import read_extraction_log
 from core.llm import ResponseCache, make_client
 from core.tasks import get_task
-from tests.llm_server import heuristic_responder, server_error
+from tests.helpers.llm_server import heuristic_responder, server_error
 
 MODEL = "gpt-4o-mini"
 

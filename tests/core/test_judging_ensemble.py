@@ -21,7 +21,7 @@ from core.judgments.judges.openai_judge import OpenAIJudge
 from core.judgments.judges.runner import execute_judging, plan_judging
 from core.llm import make_client
 from core.tasks import get_task
-from tests.llm_server import heuristic_responder, server_error
+from tests.helpers.llm_server import heuristic_responder, server_error
 
 MODEL = "gpt-4o-mini"
 

@@ -1,7 +1,7 @@
 """Judging as a background job (``judge`` kind of core.jobs): start, progress record, cancel, resume.
 
 The worker is a real ``python -m core jobs work`` process; the OpenAI-compatible judge talks to the
-local server tests/llm_server.py, which counts every request per review, so the test can prove that a
+local server tests/helpers/llm_server.py, which counts every request per review, so the test can prove that a
 cancelled and resumed job asked no review twice.
 """
 
@@ -19,8 +19,8 @@ from core.cli import main
 from core.jobs import cancel_job, list_jobs, read_job, resume_job, start_job
 from core.judgments import judged_keys
 from core.judgments.judges.job import JOB_KIND
-from tests.core.conftest import build_judging_dataset
-from tests.job_helpers import slow_judge_llm, wait_for_status
+from tests.helpers.jobs import slow_judge_llm, wait_for_status
+from tests.helpers.judging_dataset import build_judging_dataset
 
 
 def _wait_judged(ws, job_id, n, timeout=60.0):

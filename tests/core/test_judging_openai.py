@@ -23,7 +23,7 @@ from core.judgments.judges.runner import execute_judging, plan_judging
 from core.judgments.xnot_files import read_extraction_log
 from core.llm import ResponseCache, make_client
 from core.tasks import get_task
-from tests.llm_server import heuristic_responder, rate_limited, raw_content, server_error, slow
+from tests.helpers.llm_server import heuristic_responder, rate_limited, raw_content, server_error, slow
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "gpt-4o-mini"
@@ -118,7 +118,7 @@ def test_invalid_json_is_a_parse_error_with_the_raw_answer_kept(workspace, judgi
 
 
 def test_out_of_enum_value_is_a_parse_error_never_replaced(workspace, judging_dataset, llm_server):
-    from tests.llm_server import patched
+    from tests.helpers.llm_server import patched
 
     judging_dataset(restaurants=1)
     llm_server.add_faults("rev-0-4", patched("incident_severity", "catastrophic"))

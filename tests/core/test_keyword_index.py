@@ -26,7 +26,7 @@ from core.tasks.keyword_index import (
     text_hash,
     xnot_filename,
 )
-from tests.core.test_judgments import write_tables
+from tests.helpers.judgments import write_tables
 
 G1A = get_task("G1a", None)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from core.judgments import judged_keys, read_log
 from core.workspace import Workspace
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, heuristic_responder, offline_responder
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, heuristic_responder, offline_responder
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = "gpt-4o-mini"

@@ -12,41 +12,9 @@ from sqlalchemy import select
 
 from core.base.errors import WorkbenchError
 from core.labeling import assignment, items
-from core.labeling.store import LabelStore, integrity_problems, ratings
+from core.labeling.store import integrity_problems, ratings
 from core.labeling.store import items as items_table
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, 0)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-@pytest.fixture()
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture()
-def store(tmp_path, clock):
-    s = LabelStore(f"sqlite:///{tmp_path / 'labels.sqlite'}", clock=clock)
-    s.ensure_schema()
-    yield s
-    s.dispose()
-
-
-def make_project(store: LabelStore, n: int, *, name: str = "p", metadata: dict | None = None, **settings):
-    project = items.create_project(store, name, **{"reservation_seconds": 300, **settings})
-    items.add_items(store, project, [
-        {"dataset": name, "identifier": f"i{k}", "prompt_title": f"title {k}", "prompt_body": f"prompt {k}",
-         "response_text": f"response {k}", "model_id": "model-x", "metadata": metadata or {},
-         "created_at": datetime(2026, 1, 1) + timedelta(minutes=k)} for k in range(1, n + 1)])
-    return project
+from tests.helpers.label_assignment import clock, make_project, store  # noqa: F401 - fixtures among them
 
 
 def rate(store, project, rater, item_id, score=0.5):

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from core.labeling import claims
 from core.labeling.store import integrity_problems, ratings
 from core.labeling.store import items as items_table
-from tests.core.test_labeling_store import (  # noqa: F401  # noqa: F401 - the fixtures
+from tests.helpers.label_store import (  # noqa: F401  # noqa: F401 - the fixtures
     N_ITEMS,
     TARGET,
     _project_with_items,

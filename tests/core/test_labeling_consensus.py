@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import polars as pl
 import pytest
@@ -14,20 +14,12 @@ from core.labeling import assignment, consensus, items
 from core.labeling.identity import set_role
 from core.labeling.store import LabelStore
 from core.labeling.store import consensus as consensus_table
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1)
-
-    def __call__(self) -> datetime:
-        self.now += timedelta(seconds=1)
-        return self.now
+from tests.helpers.clock import Clock
 
 
 @pytest.fixture()
 def store(tmp_path):
-    s = LabelStore(f"sqlite:///{tmp_path / 'labels.sqlite'}", clock=Clock())
+    s = LabelStore(f"sqlite:///{tmp_path / 'labels.sqlite'}", clock=Clock(datetime(2026, 3, 1), step=1))
     s.ensure_schema()
     yield s
     s.dispose()

@@ -12,7 +12,7 @@ from core.base.errors import WorkbenchError
 from core.labeling import assignment, consensus, items, reports
 from core.labeling.store import integrity_problems, ratings
 from core.labeling.store import items as items_table
-from tests.core.test_labeling_assignment import clock, make_project, store  # noqa: F401 - the fixtures
+from tests.helpers.label_assignment import clock, make_project, store  # noqa: F401 - the fixtures
 
 
 def _rows(store):

@@ -11,7 +11,7 @@ import pytest
 
 from core.labeling import assignment, consensus, items, rater_stats, reports, routing
 from core.labeling.store import integrity_problems
-from tests.core.test_labeling_assignment import clock, make_project, store  # noqa: F401 - the fixtures
+from tests.helpers.label_assignment import clock, make_project, store  # noqa: F401 - the fixtures
 
 
 def _rate_round(store, project, raters, scores):

@@ -10,7 +10,7 @@ import pytest
 from core.base.errors import WorkbenchError
 from core.base.files import read_jsonl_log
 from core.llm import LLM, ResponseCache, UsageTotals, cost_usd, make_client, price_for, workspace_cache
-from tests.llm_server import rate_limited, server_error, slow
+from tests.helpers.llm_server import rate_limited, server_error, slow
 
 SCHEMA = {
     "type": "json_schema",

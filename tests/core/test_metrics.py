@@ -23,7 +23,7 @@ from core.metrics import (
 )
 from core.metrics.bootstrap import draw_counts, resample_index
 from core.metrics.ranking import average_precision_score_like_sklearn
-from tests.core.metrics_helpers import answer, run, sample
+from tests.helpers.metrics import answer, run, sample
 
 V2 = get_policy("G1_allergy_V2", None)
 

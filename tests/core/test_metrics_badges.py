@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,26 +14,9 @@ from core.metrics.badges import badges, incidents_line, majority_baseline, run_f
 from core.metrics.summary import format_comparison, format_summary
 from core.metrics.synthetic import synthetic_run
 from core.runs.records import read_run_summary, run_summary, write_run_summary
-from tests.core.metrics_helpers import answer, run, sample
+from tests.helpers.metrics import answer, no_incident_run, run, sample
 
 N = 50
-
-
-def no_incident_run() -> dict[str, Any]:
-    """A model answering "no incident" for every restaurant: 49 GT Low, 1 GT High (one moderate GT
-    incident), every answer Low with risk score 0 and one evidence whose snippet is not in the review."""
-    samples, gt, texts = [], {}, {}
-    for i in range(N):
-        bid, rid = f"b{i:02d}", f"b{i:02d}-r0"
-        texts[rid] = f"Review {i}: the pasta was fine and the staff were friendly."
-        high = i == N - 1
-        gt[bid] = {"verdict": "High Risk" if high else "Low Risk",
-                   "incidents": [{"review_id": rid, "severity": "moderate", "modifiers": []}] if high else []}
-        parsed = {"verdict": "Low Risk", "risk_score": 0.0, "evidences": [
-            {"evidence_id": "E1", "review_id": rid, "field": "INCIDENT_SEVERITY", "judgement": "none",
-             "snippet": "no allergy incident reported"}], "justification": {"reasoning": "no incident"}}
-        samples.append(sample(bid, parsed))
-    return score_results(run(samples, method="direct", run_id="no-incident"), gt=gt, review_texts=texts, n_boot=0)
 
 
 def test_the_degenerate_run_keeps_its_scores_but_loses_its_ticks():

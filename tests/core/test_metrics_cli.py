@@ -8,7 +8,7 @@ import json
 import pytest
 
 from core.cli import main
-from tests.core.metrics_helpers import answer, perfect_run_from_gt, review_texts, run, sample
+from tests.helpers.metrics import answer, perfect_run_from_gt, review_texts, run, sample
 
 
 def test_score_with_addm_gt_and_dataset(fixtures_dir, workspace, tmp_path, capsys):

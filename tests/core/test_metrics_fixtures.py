@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from core.metrics import load_gt, score_results
-from tests.core.metrics_helpers import answer, perfect_run_from_gt, review_texts
+from tests.helpers.metrics import answer, perfect_run_from_gt, review_texts
 
 
 @pytest.mark.parametrize("k", [25, 50])

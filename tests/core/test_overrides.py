@@ -16,7 +16,7 @@ from core.judgments.overrides import (
     list_overrides,
     revert_override,
 )
-from tests.core.test_judgments import rec, small_dataset, write_tables
+from tests.helpers.judgments import rec, small_dataset, write_tables
 
 
 @pytest.fixture()

@@ -242,7 +242,7 @@ def test_imported_equals_hand_written_and_pure(imported, rows):
 
 # -- byte-identical GT of the G1 allergy policies and the xnot formulas -------------------------
 def test_g1_allergy_and_xnot_gt_byte_identical_to_the_base_commit(fixtures_dir):
-    from tests.core.gt_reference import all_digests
+    from tests.helpers.gt_reference import all_digests
 
     expected = json.loads((Path(__file__).parent / "data" / "gt_reference_sha256.json").read_text())
     assert all_digests(fixtures_dir) == expected

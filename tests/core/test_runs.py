@@ -19,7 +19,7 @@ from core.llm import EndpointAuthError, workspace_cache
 from core.methods import METHODS, make_model
 from core.runs import RunConfig, execute_run, list_runs, plan_run, run_status, validate_results
 from core.workspace import Workspace
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ from core.llm import workspace_cache
 from core.methods import make_model
 from core.methods.offline import answer_for
 from core.runs import RunConfig, execute_run, plan_run, validate_results
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer
 
 
 def paraphrasing_responder(request, key=None):

@@ -10,8 +10,8 @@ import pytest
 from core.base.errors import DataError, WorkbenchError
 from core.jobs import cancel_job, list_jobs, resume_job, start_job
 from core.runs import RunConfig, import_run_file, list_runs, plan_run, run_status, show_run
-from tests.job_helpers import wait_for_status
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.jobs import wait_for_status
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 
 def _xnot_file(tmp_path):

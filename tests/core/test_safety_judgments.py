@@ -31,8 +31,8 @@ from core.judgments.judges.heuristic import HeuristicJudge
 from core.tasks import get_task
 from core.tasks.keyword_index import build_index, text_hash
 from core.workspace.locks import LockBusyError, judge_lock
-from tests.core.conftest import ALLERGY_TEXTS, PLAIN_TEXTS
-from tests.core.safety_helpers import ROOT, cli
+from tests.helpers.judging_dataset import ALLERGY_TEXTS, PLAIN_TEXTS
+from tests.helpers.safety import ROOT, cli
 
 EDITED = "Careful: my daughter had an anaphylactic reaction here, we used her EpiPen and went to the hospital."
 

@@ -25,7 +25,8 @@ from core.labeling.agreement import agreement_report
 from core.labeling.store import LabelStore, integrity_problems, open_store
 from core.llm import LLM, ResponseCache
 from core.workspace import Workspace
-from tests.core.safety_helpers import snapshot, write_flat
+from tests.helpers.clock import Clock
+from tests.helpers.safety import snapshot, write_flat
 
 
 def _err(capsys) -> str:
@@ -149,7 +150,7 @@ def _serve(handler) -> tuple[http.server.ThreadingHTTPServer, str]:
 
 
 def _judging_ws(tmp_path) -> Workspace:
-    from tests.core.conftest import build_judging_dataset
+    from tests.helpers.judging_dataset import build_judging_dataset
 
     ws = _ws(tmp_path)
     build_judging_dataset(ws, "d", restaurants=1)
@@ -212,14 +213,6 @@ def test_low_rater_codes_are_validated_through_the_api_and_labels_role(code, tmp
 
 # -- assignment ----------------------------------------------------------------------------------
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, 0)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def _store(tmp_path, n: int, **settings):
     clock = Clock()
     store = LabelStore(f"sqlite:///{tmp_path / 'labels.sqlite'}", clock=clock)
@@ -269,7 +262,7 @@ def test_low_a_repeat_audit_never_re_serves_the_item_just_rated(tmp_path):
 def test_low_an_invalid_json_answer_is_not_cached(tmp_path, llm_server):
     import openai
 
-    from tests.llm_server import raw_content
+    from tests.helpers.llm_server import raw_content
 
     llm_server.add_faults(None, raw_content('{"a": '))
     cache = ResponseCache(tmp_path / "llm.jsonl")

@@ -15,7 +15,7 @@ from core.labeling import export, items
 from core.labeling.store import items as items_table
 from core.labeling.store import open_store
 from core.workspace import Workspace, check_name
-from tests.core.safety_helpers import snapshot
+from tests.helpers.safety import snapshot
 
 BAD_NAMES = ["demo\n", "../x", "/abs", "a/b", "", ".hidden", "a" * 65, "x\x00y", "*", "a b", 7, None]
 

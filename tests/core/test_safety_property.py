@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.workspace import Workspace
-from tests.core.conftest import build_judging_dataset
-from tests.core.safety_helpers import snapshot
+from tests.helpers.judging_dataset import build_judging_dataset
+from tests.helpers.safety import snapshot
 
 
 @pytest.fixture(scope="module")

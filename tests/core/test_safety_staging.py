@@ -18,7 +18,7 @@ from core.datasets.db import Database
 from core.datasets.importer import import_dataset
 from core.workspace import Workspace
 from core.workspace.locks import LockBusyError, dataset_lock
-from tests.core.safety_helpers import cli, write_flat
+from tests.helpers.safety import cli, write_flat
 
 
 def _import(ws: Workspace, name: str, src: Path, *, replace: bool = False) -> dict:

@@ -13,7 +13,7 @@ from core.ground_truth.coverage import short_counts
 from core.ground_truth.variants import save_variant
 from core.judgments.overrides import add_override
 from core.ui import cache
-from tests.core.test_gt_views import DATASET, FLIP, TASK, build_gt_workspace
+from tests.helpers.gt_workspace import DATASET, FLIP, TASK, build_gt_workspace
 
 KS = [25, 50]
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,8 +18,7 @@ from core.cli import main
 from core.demo import default_truth_path, generate_demo, is_demo_workspace
 from core.workspace import Workspace
 from core.workspace.choice import allowed_workspace, workspace_roots
-
-PY = sys.executable
+from tests.helpers.install import PY, install_workbench, small_scale_file
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -30,22 +29,6 @@ def snapshot(folder: Path) -> dict[str, str]:
     for p in sorted(folder.rglob("*")):
         out[str(p.relative_to(folder))] = "<dir>" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
     return out
-
-
-def small_scale_file(path: Path, n_restaurants: int = 2, n_reviews: int = 3) -> Path:
-    """A SCALE-layout JSONL (one restaurant per line, reviews newest first), built from code."""
-    lines = []
-    for b in range(n_restaurants):
-        bid = f"biz{b:019d}"
-        reviews = [{"review_id": f"r{b}x{i:018d}", "user_id": "u" * 22, "business_id": bid, "stars": 4.0,
-                    "useful": 0, "funny": 0, "cool": 0, "text": f"review {i} of {b}",
-                    "date": f"2020-01-{28 - i:02d} 10:00:00"} for i in range(n_reviews)]
-        lines.append(json.dumps({"business_id": bid, "business": {
-            "business_id": bid, "name": f"Place {b}", "address": "", "city": "X", "state": "PA", "postal_code": "1",
-            "latitude": 0.0, "longitude": 0.0, "stars": 4.0, "review_count": n_reviews, "is_open": 1,
-            "attributes": {}, "categories": "Restaurants, Thai", "hours": {}}, "reviews": reviews}))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 # --- roots ----------------------------------------------------------------------------------------
@@ -186,19 +169,6 @@ def _run_entry(entry, argv):
         return entry()
     finally:
         sys.argv = saved
-
-
-def install_workbench(venv: Path) -> Path:
-    """`pip install -e .` of this checkout into a throwaway venv whose dependencies come from the running
-    one (never into the shared venv); returns the installed `workbench` command."""
-    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    shared = [p for p in sys.path if p.endswith("site-packages")]
-    (site / "shared.pth").write_text("\n".join(shared) + "\n")
-    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                           "--no-deps", "-e", str(PROJECT_ROOT)], capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return venv / "bin" / "workbench"
 
 
 @pytest.mark.slow

@@ -5,29 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.test_gt_views import build_gt_workspace
 from tests.e2e.conftest import StreamlitServer, wait_ready
+from tests.e2e.tour_helpers import _add_chip
+from tests.helpers.gt_workspace import build_gt_workspace
 
 pytestmark = pytest.mark.e2e
-
-
-def _add_chip(page, select, chips, k: str) -> None:
-    """Type one K chip; a rerun in flight can swallow the keystrokes (the input is redrawn), so
-    focus the input again and retry until the chip is there."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    for _ in range(4):
-        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-                               timeout=60_000)
-        chips.click()
-        chips.fill(k)
-        chips.press("Enter")
-        try:
-            select.locator(f'[data-tag][aria-label="{k}"]').first.wait_for(state="attached", timeout=15_000)
-            return
-        except PlaywrightTimeout:
-            continue
-    raise AssertionError(f"the K chip {k} was never added")
 
 
 def test_grid_with_eight_k_fits_its_column_and_warns(chromium_browser, tmp_path):

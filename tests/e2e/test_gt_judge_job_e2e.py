@@ -15,7 +15,7 @@ from core.jobs import list_jobs
 from core.judgments.judges.job import JOB_KIND
 from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, wait_ready
-from tests.llm_server import LLMServer, heuristic_responder
+from tests.helpers.llm_server import LLMServer, heuristic_responder
 
 pytestmark = pytest.mark.e2e
 SHOTS = Path(os.environ.get("WORKBENCH_SCREENSHOTS", "/tmp/gt-judge-job-shots"))

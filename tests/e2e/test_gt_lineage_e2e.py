@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_results_gt import _override_an_incident, cli
 from tests.e2e.conftest import StreamlitServer, wait_ready
+from tests.helpers.results_gt import _override_an_incident, cli
 
 pytestmark = pytest.mark.e2e
 

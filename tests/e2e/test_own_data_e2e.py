@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_workspace_path import install_workbench
 from tests.e2e.conftest import ROOT, _free_port, wait_for_health, wait_ready
+from tests.helpers.install import install_workbench
 
 pytestmark = [pytest.mark.e2e, pytest.mark.fixtures]
 

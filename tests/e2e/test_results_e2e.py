@@ -11,9 +11,9 @@ import pytest
 
 from core.metrics import views as mv
 from core.runs.records import load_results
-from tests.app.results_helpers import write_runs
-from tests.core.test_metrics_badges import no_incident_run
 from tests.e2e.conftest import StreamlitServer, wait_ready
+from tests.helpers.metrics import no_incident_run
+from tests.helpers.results import write_runs
 
 pytestmark = pytest.mark.e2e
 

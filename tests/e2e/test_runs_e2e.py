@@ -14,7 +14,7 @@ from core.jobs import list_jobs
 from core.runs import run_status
 from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, wait_ready
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
 
 pytestmark = pytest.mark.e2e
 SHOTS = Path(os.environ.get("WORKBENCH_SCREENSHOTS", "/tmp/runs-shots"))

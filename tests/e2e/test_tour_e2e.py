@@ -23,8 +23,7 @@ from core.labeling.store import LabelStore, close_stores, integrity_problems, it
 from core.runs import run_status
 from core.workspace import Workspace
 from tests.e2e.conftest import StreamlitServer, sign_in_rater, wait_ready
-from tests.e2e.test_gt_grid_e2e import _add_chip
-from tests.e2e.tour_helpers import Watch, pick, rate, wait_idle
+from tests.e2e.tour_helpers import Watch, _add_chip, pick, rate, wait_idle
 
 # The tour on one xdist worker, the two tests sharing the gated server on one worker (possibly the other).
 pytestmark = pytest.mark.e2e

@@ -126,3 +126,22 @@ def rate(page, steps: int) -> None:
         page.keyboard.press("ArrowRight" if steps > 0 else "ArrowLeft")
     page.get_by_text("Your rating:").first.wait_for(timeout=30_000)
     wait_idle(page)
+
+
+def _add_chip(page, select, chips, k: str) -> None:
+    """Type one K chip; a rerun in flight can swallow the keystrokes (the input is redrawn), so
+    focus the input again and retry until the chip is there."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(4):
+        page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                               timeout=60_000)
+        chips.click()
+        chips.fill(k)
+        chips.press("Enter")
+        try:
+            select.locator(f'[data-tag][aria-label="{k}"]').first.wait_for(state="attached", timeout=15_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    raise AssertionError(f"the K chip {k} was never added")

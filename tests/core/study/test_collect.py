@@ -9,7 +9,7 @@ from core.study import grid
 from core.study.collect import collect_responses, plan_collection
 from core.study.responders import OFFLINE_MODELS, LLMResponder, make_responder, read_scenario
 from core.study.runs import read_run
-from tests.llm_server import LLMServer, server_error
+from tests.helpers.llm_server import LLMServer, server_error
 
 
 def _prompts():

@@ -39,7 +39,7 @@ def test_grid_collect_resume_score_audit_analyze(cli, tmp_path):
 
     # a scored run needs a scorer: train one on a small rated project built from code
     from core.labeling.store import open_store
-    from tests.core.scorer.conftest import build_rated_project
+    from tests.helpers.rated_project import build_rated_project
 
     build_rated_project(open_store(ws), "stance")
     code, out, _ = run("scorer", "train", "--project", "stance", "--out", str(ws / "scorers/s1"))

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from core.metrics import load_gt, score_results
-from tests.core.metrics_helpers import answer, run, sample
+from tests.helpers.metrics import answer, run, sample
 
 SEVERITIES = ["mild", "moderate", "severe"]
 

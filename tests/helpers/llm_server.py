@@ -17,7 +17,7 @@ Modes: ``delay_all = 0.2`` (latency mode), ``fault_rate = 0.3`` (faulty mode: a 
 timeout, invalid JSON or out-of-contract answer), ``required_key`` (any other key gets 401).
 ``in_flight`` / ``max_in_flight`` count concurrent chat requests; ``/v1/models``,
 ``/v1/embeddings`` (hashed bag-of-words vectors) and ``/v1/_stats`` are served too;
-``python -m tests.llm_server 0.2`` runs one in its own process (bench/runs.py).
+``python -m tests.helpers.llm_server 0.2`` runs one in its own process (bench/runs.py).
 
 Use the ``llm_server`` fixture (import it into a test module or a conftest), or the class directly::
 

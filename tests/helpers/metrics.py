@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.metrics import load_gt
+from core.metrics import load_gt, score_results
 
 _FIELDS = {"False assurance": ("ASSURANCE_CLAIM", "true"), "Dismissive staff": ("STAFF_RESPONSE", "dismissive")}
 
@@ -55,3 +55,23 @@ def perfect_run_from_gt(gt_file: Path, texts: dict[str, str]) -> tuple[dict[str,
     samples = [sample(bid, answer(g["verdict"], g["incidents"], texts=texts, score=g["score"]))
                for bid, g in gt.items()]
     return run(samples), gt
+
+
+N_NO_INCIDENT = 50  # restaurants of no_incident_run
+
+
+def no_incident_run() -> dict[str, Any]:
+    """A model answering "no incident" for every restaurant: 49 GT Low, 1 GT High (one moderate GT
+    incident), every answer Low with risk score 0 and one evidence whose snippet is not in the review."""
+    samples, gt, texts = [], {}, {}
+    for i in range(N_NO_INCIDENT):
+        bid, rid = f"b{i:02d}", f"b{i:02d}-r0"
+        texts[rid] = f"Review {i}: the pasta was fine and the staff were friendly."
+        high = i == N_NO_INCIDENT - 1
+        gt[bid] = {"verdict": "High Risk" if high else "Low Risk",
+                   "incidents": [{"review_id": rid, "severity": "moderate", "modifiers": []}] if high else []}
+        parsed = {"verdict": "Low Risk", "risk_score": 0.0, "evidences": [
+            {"evidence_id": "E1", "review_id": rid, "field": "INCIDENT_SEVERITY", "judgement": "none",
+             "snippet": "no allergy incident reported"}], "justification": {"reasoning": "no incident"}}
+        samples.append(sample(bid, parsed))
+    return score_results(run(samples, method="direct", run_id="no-incident"), gt=gt, review_texts=texts, n_boot=0)

@@ -1,7 +1,7 @@
 """Digests of today's GT outputs (formulas v1/v2, policies G1_allergy_V0..V3), for the
 byte-identical check after the policy language grew (issue 11).
 
-``python -m tests.core.gt_reference FIXTURES_DIR OUT.json`` writes the digests;
+``python -m tests.helpers.gt_reference FIXTURES_DIR OUT.json`` writes the digests;
 tests/core/test_policy_language.py recomputes them and compares. Inputs: the xnot fixture
 judgments (real) and a seeded synthetic set that exercises every signal, date band and the
 relevance flag of the G1 allergy policies.

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.jobs import list_jobs, read_job
 from core.workspace import Workspace
-from tests.llm_server import LLMServer, heuristic_responder
+from tests.helpers.llm_server import LLMServer, heuristic_responder
 
 
 def wait_for_status(ws: Workspace, job_id: str, statuses: tuple[str, ...], timeout: float = 90.0) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Digests of every keyword index, GT file and export the app writes, for the byte-identical
 check while core/ is restructured (issue 10).
 
-``python -m tests.core.exports_reference FIXTURES_DIR OUT.json`` writes the digests;
+``python -m tests.helpers.exports_reference FIXTURES_DIR OUT.json`` writes the digests;
 tests/core/test_exports_reference.py recomputes them and compares. The stored digests were
 generated on ``main`` at bf11133, before any code of issue 10 changed. Issue 28 changed the digests
 of the heuristic-v2 judgment logs, their extraction logs and their exports (demo and dev-ADDM, 8
