@@ -1,4 +1,4 @@
-"""AppTests of the Ground truth and Trace pages for issues 8 and 9: K coverage, K chips, selection,
+"""AppTests of the Ground truth and Trace pages' controls: K coverage, K chips, selection,
 saved variants, the paid judge's role check and pre-flight confirmation, URL values as text.
 
 The tiny workspace (tests/helpers/gt_workspace.py) has 80 reviews per restaurant, so K = 100 and

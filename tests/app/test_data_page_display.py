@@ -1,4 +1,4 @@
-"""AppTests of the Data page for issues 8 and 9: data shown as text, restaurants without stars,
+"""AppTests of the Data page: data shown as text, restaurants without stars,
 search hits and keyword matches marked in escaped text, long reviews collapsed, judgment badges,
 a Trace link per review."""
 

@@ -1,4 +1,4 @@
-"""Issue 9, the "Low" lines: one-line errors instead of tracebacks, validated rater codes, no
+"""Small failures that must stay fixed: one-line errors instead of tracebacks, validated rater codes, no
 overfilled targets, no immediate re-serving, parse errors not cached, lock checks on every dataset
 read, reads that never create a workspace, import-reviews errors, redacted keys."""
 
