@@ -170,7 +170,8 @@ def draw_sample(pop_frame: pl.DataFrame, fields: Sequence[str], knife_keys: set[
     for i, key in enumerate(keys):
         label = stratum_label(values[i])
         others = [r for r, flag in zip(groups[key], is_knife[i], strict=True) if not flag]
-        drawn = rng.choice(len(others), size=n[i] - knife[i], replace=False) if n[i] > knife[i] else []
+        drawn: list[int] = (rng.choice(len(others), size=n[i] - knife[i], replace=False).tolist()
+                            if n[i] > knife[i] else [])
         weight = (len(others) / (n[i] - knife[i])) if n[i] > knife[i] else 0.0
         chosen = [(r, True, 1.0) for r, flag in zip(groups[key], is_knife[i], strict=True) if flag]
         chosen += [(others[j], False, weight) for j in sorted(int(j) for j in drawn)]
@@ -178,14 +179,14 @@ def draw_sample(pop_frame: pl.DataFrame, fields: Sequence[str], knife_keys: set[
             sample[review_key(r["business_id"], r["idx"])] = {
                 "business_id": r["business_id"], "idx": r["idx"], "stratum": label, "knife_edge": edge, "weight": w}
     strata = [Stratum(stratum_label(v), v, p, k, s) for v, p, k, s in zip(values, pop, knife, n, strict=True)]
-    marginals = []
+    marginals: list[dict[str, Any]] = []
     for (f, v), ids in _marginal_members(values, fields).items():
         n_eff = effective_n(pop, knife, n, ids)
         total = sum(pop[s] for s in ids)
         marginals.append({"field": f, "value": v, "reviews": total, "sample": sum(n[s] for s in ids),
                           "n_eff": round(n_eff, 3), "needed": min(needed, total), "census": total < needed,
                           "width_at_half": round(wilson_width(0.5, n_eff), 4) if n_eff > 0 else None})
-    marginals.sort(key=lambda m: (list(fields).index(m["field"]), -m["reviews"], m["value"]))
+    marginals.sort(key=lambda m: (list(fields).index(str(m["field"])), -int(m["reviews"]), str(m["value"])))
     return strata, sample, marginals, needed
 
 

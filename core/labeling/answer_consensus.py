@@ -85,7 +85,7 @@ def compute_answer_consensus(store: LabelStore, project: Project, *, include_mod
             source = ("adjudicated" if current else NEEDS_ADJUDICATION if top is None
                       else "unanimous" if len(set(values)) == 1 else "majority")
             rows.append({"item_id": item_id, "field": f.name, "n_raters": len(values), "raters": raters,
-                         "values": values, "majority": top, "consensus": adj[2] if current else top, "source": source,
+                         "values": values, "majority": top, "consensus": adj[2] if adj is not None and current else top, "source": source,
                          "note": adj[3] if adj else None, "adjudicator": adj[4] if adj else None,
                          "adjudicated_value": adj[2] if adj else None, "stale": bool(stale)})
     return pl.DataFrame(rows, schema=CONSENSUS_SCHEMA)

@@ -361,5 +361,11 @@ def show(section: str, c: Context) -> None:
     if flash:
         kind, text = flash if isinstance(flash, tuple) else ("success", flash)
         (st.error if kind == "error" else st.success)(text)
+    if c.project.is_audit:  # a judge audit: categorical answers, ties adjudicated field by field
+        from core.ui import audit_review  # deferred: it imports this module
+
+        {"Coverage": show_coverage, "Disagreements": audit_review.show_ties, "Agreement": audit_review.show_audit_pointer,
+         "Export": audit_review.show_audit_pointer}[section](c)
+        return
     {"Coverage": show_coverage, "Disagreements": show_disagreements, "Agreement": show_agreement,
      "Export": show_export}[section](c)
