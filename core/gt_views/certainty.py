@@ -137,3 +137,35 @@ def grid_probability(long: pl.DataFrame, probs: pl.DataFrame) -> pl.DataFrame:
     """The grid's long rows with ``p_verdict`` (P of each cell's verdict; 1 where not computed)."""
     p = probs.select("business_id", pl.col("k").cast(pl.Utf8).fill_null("all").alias("k_label"), "p_verdict")
     return long.join(p, on=["business_id", "k_label"], how="left").with_columns(pl.col("p_verdict").fill_null(1.0))
+
+
+def threshold_rows(edge: dict[str, Any]) -> pl.DataFrame:
+    """A knife edge's thresholds (:meth:`core.ground_truth.knife_edge.KnifeEdge.to_dict`) as a table:
+    the verdict each condition leads to, the condition, its value, threshold, margin and whether it holds.
+
+    >>> e = {"thresholds": [{"verdict": "High Risk", "text": "score ≥ 4", "value": 3.5, "threshold": 4.0,
+    ...                      "margin": -0.5, "holds": False}]}
+    >>> threshold_rows(e).row(0)
+    ('High Risk', 'score ≥ 4', 3.5, 4.0, -0.5, 'no')
+    """
+    schema = {"verdict": pl.Utf8, "condition": pl.Utf8, "value": pl.Float64, "threshold": pl.Float64,
+              "margin": pl.Float64, "holds": pl.Utf8}
+    rows = [(t["verdict"], t["text"], t["value"], t["threshold"], t["margin"], "yes" if t["holds"] else "no")
+            for t in edge["thresholds"]]
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def flip_rows(edge: dict[str, Any]) -> pl.DataFrame:
+    """Every change of every smallest flip: the verdict it leads to, the review (idx, id), the field,
+    the judged value and the value it would take.
+
+    >>> e = {"flips": {"Low Risk": [{"review_id": "r1", "idx": 3, "field": "incident_severity",
+    ...                              "judged": "moderate", "value": "none"}]}}
+    >>> flip_rows(e).row(0)
+    ('Low Risk', 1, 3, 'r1', 'incident_severity', 'moderate', 'none')
+    """
+    schema = {"flips to": pl.Utf8, "changes": pl.Int64, "idx": pl.Int64, "review_id": pl.Utf8, "field": pl.Utf8,
+              "judged": pl.Utf8, "would be": pl.Utf8}
+    rows = [(verdict, len(changes), c["idx"], c["review_id"], c["field"], c["judged"], c["value"])
+            for verdict, changes in edge["flips"].items() for c in changes]
+    return pl.DataFrame(rows, schema=schema, orient="row")
