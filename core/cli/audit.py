@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    # deferred: a command imports only what it needs (start-up time of every other command)
     from core.judge_audit.project import create_audit, plan_audit_ws
     from core.labeling.store import open_store
     from core.workspace import check_name
@@ -93,6 +94,7 @@ def _plan_text(p: dict[str, Any], notes: tuple[str, ...]) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
+    # deferred: a command imports only what it needs (start-up time of every other command)
     from core.judge_audit.report import audit_report, report_confusion
     from core.labeling.store import open_store, store_exists
 

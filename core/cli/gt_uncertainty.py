@@ -34,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         confusion = load_confusion(args.confusion, fields={f.name: f.values for f in task.fields})
         source = {"file": str(args.confusion), "sha256": confusion.sha256}
     else:
+        # deferred: sqlalchemy and the label store (~350 ms), only needed with --audit
         from core.judge_audit.report import audit_confusion
         from core.labeling.store import open_store
 

@@ -32,6 +32,7 @@ def confusion_files(ws: Workspace) -> list[str]:
 
 def audit_projects(ws: Workspace, dataset: str, task: str) -> list[str]:
     """The judge audits of ``dataset``/``task`` in the workspace's label store (none without one)."""
+    # deferred: sqlalchemy and the label store (~350 ms), only needed when the workspace has one
     from core.labeling.items import list_projects
     from core.labeling.store import open_store, store_exists
 
@@ -57,6 +58,7 @@ def source_stamp(ws: Workspace, source: str) -> tuple:
         path = ws.root / CONFUSION_DIR / name
         stat = path.stat()
         return (source, stat.st_mtime_ns, stat.st_size)
+    # deferred: sqlalchemy and the label store (~350 ms), only needed for an audit source
     from core.labeling.items import get_project
     from core.labeling.store import answer_sql, open_store
 
@@ -70,17 +72,19 @@ def load_source(ws: Workspace, source: str, task: str, judge: str) -> Confusion:
     Raises:
         ValueError / DataError: an unknown source, an audit without that judge, a bad file (naming it).
     """
+    # deferred: the GT engine (polars plans, numpy), only needed when a source is chosen
     from core.ground_truth.uncertainty import load_confusion
     from core.tasks import get_task
 
     kind, _, name = source.partition(":")
     spec = get_task(task, ws)
     if kind == "file":
-        from core.workspace import check_name
+        from core.workspace import check_name  # deferred: keeps this module's import light for doctests
 
         check_name("confusion file", name.removesuffix(".json"))
         return load_confusion(ws.root / CONFUSION_DIR / name, fields={f.name: f.values for f in spec.fields})
     if kind == "audit":
+        # deferred: sqlalchemy and the label store (~350 ms), only needed for an audit source
         from core.judge_audit.report import audit_confusion
         from core.labeling.store import open_store
 
@@ -92,7 +96,9 @@ def probabilities(ws: Workspace, dataset: str, task: str, judge: str, definition
                   confusion: Confusion, *, constants: dict[str, Any] | None = None) -> pl.DataFrame:
     """business_id, k, verdict, p (struct), p_verdict (of the point verdict), method of every
     restaurant and K (:func:`core.ground_truth.uncertainty.verdict_probabilities_ws`)."""
-    from core.ground_truth.uncertainty import verdict_probabilities_ws
+    from core.ground_truth.uncertainty import (
+        verdict_probabilities_ws,  # deferred: the GT engine, only when shown
+    )
 
     frame = verdict_probabilities_ws(ws, dataset, task, definition, list(ks), confusion, judge=judge,
                                      constants=constants)

@@ -133,6 +133,7 @@ def report_confusion(report: dict[str, Any], judge: str) -> dict[str, Any]:
 
 def audit_confusion(store: LabelStore, ws: Workspace, name: str, judge: str) -> Confusion:
     """The parsed confusion of ``judge`` measured by the audit ``name`` (for ``gt uncertainty --audit``)."""
+    # deferred: the GT engine, only needed when a confusion is carried into GT
     from core.ground_truth.uncertainty import parse_confusion
     from core.tasks import get_task
 

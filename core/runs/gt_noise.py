@@ -20,8 +20,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from core.errors import WorkbenchError
+from core.ground_truth.uncertainty import probability_matrix, verdict_probabilities_ws
+from core.gt_lineage import describe
 from core.metrics.gt_noise import gt_draws, gt_noise_difference, gt_noise_interval, run_arrays
 from core.metrics.ranking import verdict_ordinals
+from core.variants import resolve_definition
 
 if TYPE_CHECKING:
     from core.ground_truth.uncertainty import Confusion
@@ -54,8 +57,6 @@ def gt_key(results: Mapping[str, Any]) -> tuple[str, str, str, str, int | None]:
     """
     lineage = results.get("gt") if isinstance(results.get("gt"), dict) else None
     if not lineage or lineage.get("origin") != "computed" or not lineage.get("judge"):
-        from core.gt_lineage import describe
-
         raise WorkbenchError(f"run {results.get('run_id')} was scored against {describe(lineage)}: GT noise needs a "
                              "GT computed from a judge's judgments (rescore it against the computed GT first)")
     d = lineage.get("definition") or {}
@@ -68,9 +69,6 @@ def noise_input(ws: Workspace, key: tuple[str, str, str, str, int | None], confu
                 scale: Sequence[str] | None = None) -> NoiseInput:
     """The verdict probabilities of the GT ``key`` (:func:`gt_key`) under ``confusion``; ``scale``:
     the runs' verdict scale (default: the definition's)."""
-    from core.ground_truth.uncertainty import probability_matrix, verdict_probabilities_ws
-    from core.variants import resolve_definition
-
     dataset, task, name, judge, k = key
     chosen = resolve_definition(ws, name)
     frame = verdict_probabilities_ws(ws, dataset, task, chosen.definition, [k], confusion, judge=judge,

@@ -38,6 +38,7 @@ def probabilities(ws: Workspace, dataset: str, task: str, judge: str, definition
 
 @st.cache_data(max_entries=8, show_spinner="Measuring the judges against the audit…")
 def _report(root: str, name: str, stamp: str) -> dict[str, Any]:
+    # deferred: sqlalchemy and the label store (~350 ms), only needed when an audit is shown
     from core.judge_audit.report import audit_report
     from core.labeling.store import open_store
 
@@ -54,7 +55,7 @@ def audit_report(ws: Workspace, dataset: str, task: str, name: str) -> dict[str,
 @st.cache_data(max_entries=64, show_spinner="Searching the smallest judgment changes that flip the verdict…")
 def _knife_edge(root: str, dataset: str, task: str, judge: str | None, business_id: str, definition: str,
                 k: int | None, deep: bool, stamp: str) -> dict[str, Any]:
-    from core.ground_truth.knife_edge import knife_edge_ws
+    from core.ground_truth.knife_edge import knife_edge_ws  # deferred: only needed on Trace's Knife edge tab
 
     ws = Workspace(Path(root))
     chosen = resolved(ws, definition)

@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.errors import WorkbenchError
 from core.labeling import answer_consensus, render, reports
-from core.ui.label_review import K_FLASH, Context
+from core.ui.label_review import K_FLASH, Context, show_coverage, show_flash
 
 K_TIE = "label_review.audit_tie"
 STATUS = {"needs_adjudication": "tie: needs adjudication", "adjudicated": "adjudicated", "majority": "majority",
@@ -107,3 +107,11 @@ def show_audit_pointer(c: Context) -> None:
             "with intervals, Cohen's κ) is on the Ground truth page's **Compare judges** tab and in "
             f"`workbench audit report --project {c.project.name} --json`; `--confusion-out FILE` exports the "
             "confusion file.", icon=":material/fact_check:")
+
+
+def show(section: str, c: Context) -> None:
+    """A judge audit's Label review section: coverage as for scores, ties adjudicated field by field,
+    agreement and export pointing to the audit report."""
+    show_flash()
+    {"Coverage": show_coverage, "Disagreements": show_ties, "Agreement": show_audit_pointer,
+     "Export": show_audit_pointer}[section](c)

@@ -355,17 +355,16 @@ def show_export(c: Context) -> None:
                    f"`{out}`.")
 
 
-def show(section: str, c: Context) -> None:
-    """Show a flash message from the last action, then ``section``."""
+def show_flash() -> None:
+    """The message of the last action, once."""
     flash = st.session_state.pop(K_FLASH, None)
     if flash:
         kind, text = flash if isinstance(flash, tuple) else ("success", flash)
         (st.error if kind == "error" else st.success)(text)
-    if c.project.is_audit:  # a judge audit: categorical answers, ties adjudicated field by field
-        from core.ui import audit_review  # deferred: it imports this module
 
-        {"Coverage": show_coverage, "Disagreements": audit_review.show_ties, "Agreement": audit_review.show_audit_pointer,
-         "Export": audit_review.show_audit_pointer}[section](c)
-        return
+
+def show(section: str, c: Context) -> None:
+    """Show a flash message from the last action, then ``section`` (a judge audit's: :func:`core.ui.audit_review.show`)."""
+    show_flash()
     {"Coverage": show_coverage, "Disagreements": show_disagreements, "Agreement": show_agreement,
      "Export": show_export}[section](c)
