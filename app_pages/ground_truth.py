@@ -9,7 +9,7 @@ from core.base.errors import WorkbenchError
 from core.ground_truth import FORMULAS, k_label
 from core.ground_truth.views import definitions
 from core.tasks import task_ids
-from core.ui import cache, gt_grid, gt_page, gt_runs
+from core.ui import cache, gt_certainty, gt_grid, gt_page, gt_runs
 from core.ui import judges as ui_judges
 
 ws = ui.current_workspace()
@@ -44,6 +44,7 @@ with tab_judging:
 if tab_compare.open:  # two judges' GT at every K: computed when the tab is shown, not on every change
     with tab_compare:
         ui_judges.render_compare_judges(ws, dataset, choice.task, judges, committed, choice.ks)
+        gt_certainty.audit_report_section(ws, dataset, choice.task)  # each judge against a human audit
 if frame is None:
     with tab_rest:
         if problem:
@@ -56,9 +57,14 @@ if frame is None:
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)
 with tab_rest:
-    business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views)
+    source = gt_certainty.picker(ws, dataset, choice.task, st.columns([2, 3])[0])
+    probs, probs_key = gt_certainty.probabilities(ws, dataset, choice.task, choice.judge, choice.definition,
+                                                  choice.ks, source)
+    if probs is not None and source is not None:
+        gt_certainty.uncertain_section(probs, choice.ks, source)
+    business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views, probs, probs_key)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")
-    gt_grid.primitives_section(frame, choice, dataset, judge_param, key, views)
+    gt_grid.primitives_section(frame, choice, dataset, judge_param, key, views, probs, probs_key)
 if tab_runs.open:  # the runs scored against this GT, and what a GT change does to them
     with tab_runs:
         if choice.chosen.variant is None and choice.definition not in FORMULAS:

@@ -9,7 +9,7 @@ from core import ui
 from core.labeling import agreement, identity, render
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store
-from core.ui import auth, hosting
+from core.ui import audit_review, auth, hosting
 from core.ui import label_admin as admin
 from core.ui import label_review as page
 
@@ -67,4 +67,4 @@ section = st.segmented_control("Section", page.SECTIONS + admin.SECTIONS, key=K_
                                label_visibility="collapsed")
 context = page.Context(ws, store, labeling_items.get_project(store, st.session_state[K_PROJECT]), code, role,
                        bool(st.session_state[K_MODELS]))
-(admin.show if section in admin.SECTIONS else page.show)(section, context)
+(admin.show if section in admin.SECTIONS else audit_review.show if context.project.is_audit else page.show)(section, context)

@@ -1,4 +1,4 @@
-"""Labeling: one item at a time, rated on a -1 … +1 slider (SPEC §6.2)."""
+"""Labeling: one item at a time, rated on a -1 … +1 slider (SPEC §6.2), or, in a judge audit, answered field by field."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from core.base.errors import WorkbenchError
 from core.labeling import assignment, render
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store
+from core.ui import audit_labeling as audit_page
 from core.ui import auth, hosting
 from core.ui import labeling as page
 
@@ -70,15 +71,19 @@ prog = assignment.rater_progress(store, project, code)
 page.show_progress(prog)
 with st.expander("Guidelines", expanded=prog.my_ratings == 0, icon=":material/menu_book:"):
     st.markdown(render.safe_markdown(project.guidelines) or "_No guidelines for this project._")
-    neg, zero, pos = project.scale_labels
-    st.caption(f"−1 {render.escape_markdown(neg)} · 0 {render.escape_markdown(zero)} · "
-               f"+1 {render.escape_markdown(pos)}")
+    if not project.is_audit:
+        neg, zero, pos = project.scale_labels
+        st.caption(f"−1 {render.escape_markdown(neg)} · 0 {render.escape_markdown(zero)} · "
+                   f"+1 {render.escape_markdown(pos)}")
 
-if page.show_change(store, project, code):
+if not project.is_audit and page.show_change(store, project, code):
     st.stop()
 if view is None:
     st.success("Nothing left for you in this project: every item has its ratings. Thank you!")
+elif project.is_audit:  # a judge audit: one radio per judgment field
+    page.show_item(view, "Review")
+    audit_page.answer_widgets(store, project, code, view)
 else:
     page.show_item(view)
     page.rating_widgets(store, project, code, view)
-page.show_recent(store, project, code)
+(audit_page.show_recent_answers if project.is_audit else page.show_recent)(store, project, code)

@@ -8,6 +8,7 @@ import streamlit as st
 from core import ui
 from core.metrics import charts as rc
 from core.ui import results as ur
+from core.ui import results_noise
 from core.ui.text import show
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
@@ -53,6 +54,7 @@ if mode == MODES[0]:
                + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
                + f" · K={run.get('k')} · policy {run.get('policy_id')}")
     ur.gt_panel(ws, stamp)
+    results_noise.run_section(ws, stamp)  # the score's spread over GT draws from a judge's measured error
     offline = ur.offline_note(ws, run)
     if offline:
         st.info(offline, icon=":material/info:")
@@ -118,6 +120,7 @@ else:
         "high_pct": NUM("95 % high", format="%.1f"), "diff_pct": NUM("difference (points)", format="%+.1f"),
         "diff_low_pct": NUM("difference 95 % low", format="%+.1f"),
         "diff_high_pct": NUM("difference 95 % high", format="%+.1f"), "real": "real"})
+    results_noise.compare_section(ws, picked, chosen, base)
     others = [c for c in chosen if c != base_label]
     if st.session_state.get(K_OTHER) not in others:
         st.session_state[K_OTHER] = others[0]

@@ -1,4 +1,4 @@
-"""Trace: one restaurant's GT as a formula tree down to its reviews; why K changes it; overrides; what-if.
+"""Trace: one restaurant's GT as a formula tree down to its reviews; why K changes it; its knife edge; overrides; what-if.
 
 Shareable: ``/trace?dataset=demo&task=G1a&formula=v1&k=50&business_id=…`` opens this trace, and the
 URL follows every selection made here.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core import ui
-from core.ui import cache, trace_page, trace_tabs
+from core.ui import cache, trace_knife, trace_page, trace_tabs
 from core.ui import judges as ui_judges
 
 trace_page.apply_query()
@@ -28,7 +28,7 @@ if ui_judges.is_offline(t.gt_judge):
     st.caption(f"Judgments by the offline judge {t.gt_judge}: rules over the review text, no LLM (its measured "
                "quality is in the README; Compare judges on the Ground truth page shows it against another judge).")
 trace_page.last_change(t)
-tab_formula, tab_k, tab_ov, tab_whatif = st.tabs(list(trace_page.TABS), key=trace_page.K_TAB, on_change="rerun")
+tab_formula, tab_k, tab_knife, tab_ov, tab_whatif = st.tabs(list(trace_page.TABS), key=trace_page.K_TAB, on_change="rerun")
 trace_root = cache.trace(ws, t.dataset, t.task, t.judge, t.business_id, t.definition, t.k_value)
 if tab_formula.open is not False:
     with tab_formula:
@@ -36,6 +36,9 @@ if tab_formula.open is not False:
 if tab_k.open:
     with tab_k:
         trace_tabs.k_tab(t, by_k, flips)
+if tab_knife.open:  # the smallest judgment changes that flip the verdict (a search: only when shown)
+    with tab_knife:
+        trace_knife.knife_tab(t, trace_root)
 if tab_ov.open:
     with tab_ov:
         trace_tabs.overrides_tab(t, trace_root, by_k)

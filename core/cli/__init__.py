@@ -31,7 +31,7 @@ from core.workspace.locks import clean_leftovers
 
 # command -> the module of this package that registers it
 COMMANDS: dict[str, str] = {
-    "datasets": "datasets", "demo": "demo", "gold": "gold", "gt": "gt", "index": "index", "jobs": "jobs",
+    "audit": "audit", "datasets": "datasets", "demo": "demo", "gold": "gold", "gt": "gt", "index": "index", "jobs": "jobs",
     "judge": "judge", "judges": "judges", "judgments": "judgments", "labels": "labels", "overrides": "overrides",
     "policies": "policies", "run": "run", "runs": "runs", "score": "score", "show": "score", "scorer": "scorer",
     "study": "study",

@@ -59,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", help="judge whose judgments to use (default: the dataset/task's GT judge)")
     p.add_argument("--restaurant", help="business_id or name, any case (gt trace)")
     p.add_argument("--confusion", help="gt uncertainty: JSON {field: {judged value: {true value: probability}}}")
+    p.add_argument("--audit", metavar="PROJECT", help="gt uncertainty: the judge's confusion measured by this judge audit")
     p.add_argument("--draws", type=int, default=20_000, help="gt uncertainty: Monte Carlo draws (default 20000)")
     p.add_argument("--seed", type=int, default=0, help="gt uncertainty: seed of the draws (default 0)")
     json_flag(p)

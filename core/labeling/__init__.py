@@ -7,6 +7,8 @@ statement, behind named functions the other modules call), :mod:`~core.labeling.
 (projects and their settings, item import), :mod:`~core.labeling.sources` (file parsers),
 :mod:`~core.labeling.assignment` (next item, submissions, corrections),
 :mod:`~core.labeling.routing` (extra raters), :mod:`~core.labeling.consensus`,
+:mod:`~core.labeling.answers` and :mod:`~core.labeling.answer_consensus` (a judgment audit's
+categorical answers and their majority consensus),
 :mod:`~core.labeling.claims` (the adjudication queue), :mod:`~core.labeling.agreement`,
 :mod:`~core.labeling.rater_stats` (leniency, range use), :mod:`~core.labeling.export`,
 :mod:`~core.labeling.identity`, :mod:`~core.labeling.links` (team-mode sign-in links),

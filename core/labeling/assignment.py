@@ -39,6 +39,7 @@ from sqlalchemy import Connection
 
 from core.base.errors import WorkbenchError
 from core.labeling import routing
+from core.labeling.answers import check_answers
 from core.labeling.identity import ensure_rater, kind_of
 from core.labeling.items import BLINDED_FIELDS, ITEM_FIELDS, Project, project_from_row
 from core.labeling.store import LabelStore, assign_sql, catalog, rating_sql
@@ -72,12 +73,14 @@ class SubmitResult:
 
     rating_id: int
     status: str
-    score: float
+    score: float | None  # None for a judgment audit's answers
     replaced: float | None = None
     stored: float | None = None
     ms_apart: float | None = None
     routed: bool = False  # the item now needs one more rater (its raters disagree)
     next: ItemView | None = None
+    answers: dict[str, str] | None = None  # a judgment audit's answers
+    replaced_answers: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -185,19 +188,34 @@ def _seconds(seconds_spent: float | None, ctx: Any, item_id: int, now: datetime)
     return seconds_spent
 
 
-def _record(conn: Connection, store: LabelStore, settings: Project, rater: str, item_id: int, score: float,
-            notes: str | None, seconds_spent: float | None, token: str | None, now: datetime) -> tuple[SubmitResult, bool]:
+def _answer(settings: Project, score: float | None, answers: dict[str, str] | None) -> tuple[float | None, str | None]:
+    """(score, answers JSON) of a submission, checked against the project's kind."""
+    if settings.is_audit:
+        if answers is None:
+            raise WorkbenchError(f"project {settings.name!r} is a judgment audit: submit answers, not a score")
+        return None, json.dumps(check_answers(answers, settings.answer_fields), ensure_ascii=False)
+    if score is None:
+        raise WorkbenchError(f"project {settings.name!r} takes a score, not answers")
+    return score, None
+
+
+def _record(conn: Connection, store: LabelStore, settings: Project, rater: str, item_id: int, score: float | None,
+            notes: str | None, seconds_spent: float | None, token: str | None, now: datetime,
+            answers: dict[str, str] | None = None) -> tuple[SubmitResult, bool]:
     """Store one submission; returns what it did and whether the rater's reservation was released."""
     ctx = assign_sql.submit_context(conn, settings.project_id, rater, item_id, now)
     if ctx.project_id != settings.project_id:
         raise WorkbenchError(f"item {item_id} is not in project {settings.name!r}")
+    score, answers_json = _answer(settings, score, answers)
+    answers = json.loads(answers_json) if answers_json else None
     ensure_rater(conn, store, rater)
     earlier = rating_sql.round_rating(conn, item_id, rater, token) if token else None
     if earlier is not None and now - earlier.created_at <= DUPLICATE_WINDOW:
         apart = (now - earlier.created_at).total_seconds() * 1000
-        return SubmitResult(int(earlier.rating_id), "duplicate", score, stored=earlier.score, ms_apart=apart), False
+        return SubmitResult(int(earlier.rating_id), "duplicate", score, stored=earlier.score, ms_apart=apart,
+                            answers=answers), False
     row = {"item_id": item_id, "rater": rater, "score": score, "notes": notes or None, "created_at": now,
-           "seconds_spent": _seconds(seconds_spent, ctx, item_id, now), "round_key": token}
+           "seconds_spent": _seconds(seconds_spent, ctx, item_id, now), "round_key": token, "answers": answers_json}
     if earlier is not None:  # the same round again (another tab): a correction, the earlier row stays
         row.update(is_repeat=bool(earlier.is_repeat), supersedes=int(earlier.rating_id))
         counts = False
@@ -212,7 +230,25 @@ def _record(conn: Connection, store: LabelStore, settings: Project, rater: str, 
         assign_sql.release_reservation(conn, settings.project_id, rater)
     routed = kind_of(rater) == "human" and routing.route_if_needed(conn, settings, item_id, now)
     status, replaced = ("correction", earlier.score) if earlier is not None else ("saved", None)
-    return SubmitResult(rating_id, status, score, replaced=replaced, routed=routed), holds_it
+    before = rating_sql.rating_answers(conn, int(earlier.rating_id)) if earlier is not None and answers else None
+    return SubmitResult(rating_id, status, score, replaced=replaced, routed=routed, answers=answers,
+                        replaced_answers=before), holds_it
+
+
+def submit_answers(store: LabelStore, project: Project, rater: str, item_id: int, answers: dict[str, str], *,
+                   notes: str | None = None, seconds_spent: float | None = None, token: str | None = None,
+                   take_next: bool = True) -> SubmitResult:
+    """:func:`submit_rating` for a judgment audit: one value for every answer field of the project
+    (checked against its fields; corrections, duplicates and the raters an item needs as for scores)."""
+    with store.write() as conn:
+        settings = _locked(conn, store, project)
+        now = store.clock()
+        result, released = _record(conn, store, settings, rater, item_id, None, notes, seconds_spent, token, now,
+                                    answers=answers)
+        if not take_next:
+            return result
+        nxt = _assign(conn, settings, rater, now, holds_nothing=released)
+    return replace(result, next=nxt)
 
 
 def submit_rating(store: LabelStore, project: Project, rater: str, item_id: int, score: float, *,
@@ -259,31 +295,36 @@ def submit_and_next(store: LabelStore, project: Project, rater: str, item_id: in
     return result.rating_id, result.next
 
 
-def correct(store: LabelStore, project: Project, rater: str, rating_id: int, score: float, *,
-            notes: str | None = None) -> SubmitResult:
-    """Change one of the rater's ratings: a new row that supersedes it (the old row stays, out of force).
+def correct(store: LabelStore, project: Project, rater: str, rating_id: int, score: float | None, *,
+            notes: str | None = None, answers: dict[str, str] | None = None) -> SubmitResult:
+    """Change one of the rater's ratings (a judgment audit's: its ``answers``): a new row that
+    supersedes it (the old row stays, out of force).
 
     Raises:
         WorkbenchError: not the rater's rating in this project, or changed meanwhile (the message
             gives the value now in force).
     """
-    score = check_score(score)
+    score = check_score(score) if score is not None else None
     with store.write() as conn:
         settings = _locked(conn, store, project)
+        score, answers_json = _answer(settings, score, answers)
         old = rating_sql.rating_row(conn, rating_id)
         if old is None or old.rater != rater or old.project_id != settings.project_id:
             raise WorkbenchError(f"rating {rating_id} is not one of {rater}'s ratings in project {settings.name!r}")
         if not old.in_force:
             now_in_force = rating_sql.superseding_rating(conn, rating_id)
-            shown = f"{now_in_force.score:+.2f}" if now_in_force is not None else "another value"
+            shown = (f"{now_in_force.score:+.2f}" if now_in_force is not None and now_in_force.score is not None
+                     else "another value")
             raise WorkbenchError(f"that rating was changed meanwhile (now {shown}); nothing was stored")
         now = store.clock()
         new_id = rating_sql.insert_rating(conn, {
             "item_id": old.item_id, "rater": rater, "score": score, "notes": (notes or "").strip() or None,
             "created_at": now, "seconds_spent": None, "is_repeat": bool(old.is_repeat), "round_key": old.round_key,
-            "supersedes": rating_id}, counts_toward_target=False)
+            "supersedes": rating_id, "answers": answers_json}, counts_toward_target=False)
         routed = kind_of(rater) == "human" and routing.route_if_needed(conn, settings, old.item_id, now)
-    return SubmitResult(new_id, "correction", score, replaced=float(old.score), routed=routed)
+    return SubmitResult(new_id, "correction", score, replaced=None if old.score is None else float(old.score),
+                        routed=routed, answers=json.loads(answers_json) if answers_json else None,
+                        replaced_answers=json.loads(old.answers) if old.answers else None)
 
 
 def item_view(store: LabelStore, project: Project, item_id: int) -> ItemView:
@@ -303,6 +344,7 @@ def recent_ratings(store: LabelStore, project: Project, rater: str, limit: int =
     show_title = "prompt_title" in project.visible_fields  # blinded: the title only where raters see it
     return [{"rating_id": r.rating_id, "item_id": r.item_id, "score": r.score, "notes": r.notes,
              "created_at": r.created_at, "is_repeat": bool(r.is_repeat),
+             "answers": json.loads(r.answers) if r.answers else None,
              "title": r.prompt_title if show_title else ""} for r in rows]
 
 

@@ -11,7 +11,7 @@ importing an item that exists already skips it (imports are idempotent).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from core.base.errors import UnknownNameError
 from core.base.progress import Progress
 from core.base.settings import require_writable
 from core.labeling import routing, sources
+from core.labeling.answers import AnswerField, check_answer_fields, parse_answer_fields
 from core.labeling.store import LabelStore
 from core.labeling.store import catalog as sql
 from core.workspace import Workspace, check_name
@@ -53,6 +54,14 @@ class Project:
     target_spread: float | None = None  # None: no extra raters
     spread_measure: str = "range"
     max_raters: int | None = None
+    kind: str = "rating"  # or "judgment_audit": raters answer ``answer_fields`` instead of a slider
+    answer_fields: tuple[AnswerField, ...] = ()
+    kind_spec: Mapping[str, Any] = field(default_factory=dict)  # an audit's plan (core.ground_truth.audit)
+
+    @property
+    def is_audit(self) -> bool:
+        """True for a judgment audit (categorical answers, no score)."""
+        return self.kind == "judgment_audit"
 
     @property
     def raters_cap(self) -> int:
@@ -80,7 +89,9 @@ def project_from_row(row: Any) -> Project:
         visible_fields=tuple(json.loads(row.visible_fields or "[]")),
         reservation_seconds=row.reservation_seconds, repeat_audits=bool(row.repeat_audits),
         created_at=row.created_at, target_spread=row.target_spread, spread_measure=row.spread_measure or "range",
-        max_raters=row.max_raters,
+        max_raters=row.max_raters, kind=getattr(row, "kind", None) or "rating",
+        answer_fields=parse_answer_fields(getattr(row, "answer_fields", None) or "[]"),
+        kind_spec=json.loads(getattr(row, "kind_spec", None) or "{}"),
     )
 
 
@@ -135,12 +146,17 @@ def create_project(
     target_spread: float | None = None,
     spread_measure: str = "range",
     max_raters: int | None = None,
+    answer_fields: Iterable[AnswerField] | None = None,
+    kind_spec: Mapping[str, Any] | None = None,
     exist_ok: bool = False,
 ) -> Project:
     """Create a project (or, with ``exist_ok``, return the existing one unchanged).
 
     ``visible_fields`` lists what raters see besides the prompt body and the response: item
     columns (:data:`ITEM_FIELDS`, the title ``prompt_title`` among them) and metadata keys.
+    With ``answer_fields`` the project is a *judgment audit*: raters answer each field (one value
+    of its enum) instead of moving a slider; ``kind_spec`` keeps what made it (the audit's plan).
+    An audit never routes extra raters (its disagreements go to adjudication).
 
     Raises:
         ValueError: a bad setting, or the project exists and ``exist_ok`` is False.
@@ -151,6 +167,12 @@ def create_project(
         "guidelines": guidelines, "scale_labels": scale_labels, "target_raters": target_raters,
         "visible_fields": visible_fields, "reservation_seconds": reservation_seconds, "repeat_audits": repeat_audits,
         "target_spread": target_spread, "spread_measure": spread_measure, "max_raters": max_raters})
+    if answer_fields is not None:
+        fields = check_answer_fields(list(answer_fields))
+        if target_spread is not None:
+            raise ValueError("a judgment audit routes no extra raters (its ties go to adjudication): no target_spread")
+        values.update(kind="judgment_audit", answer_fields=json.dumps([f.to_dict() for f in fields], ensure_ascii=False),
+                      kind_spec=json.dumps(dict(kind_spec or {}), ensure_ascii=False, default=str))
     with store.write() as conn:
         row = sql.project_row(conn, name)
         if row is not None:
@@ -170,6 +192,8 @@ def update_project(store: LabelStore, name: str, **changes: Any) -> Project:
     if unknown:
         raise ValueError(f"unknown project settings {sorted(unknown)}; valid: {', '.join(SETTINGS)}")
     values = _check_settings({name: changes.get(name, getattr(current, name)) for name in SETTINGS})
+    if current.is_audit and values["target_spread"] is not None:
+        raise ValueError("a judgment audit routes no extra raters (its ties go to adjudication): no target_spread")
     sql.update_project_row(store, current.project_id, values)
     if {"target_spread", "spread_measure", "max_raters", "target_raters"} & set(changes):
         routing.reevaluate(store, current.project_id)  # items already full may need a rater now

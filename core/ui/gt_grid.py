@@ -12,7 +12,7 @@ import streamlit as st
 
 from core.ground_truth import k_label
 from core.ground_truth import views as gt_views
-from core.ground_truth.views import charts
+from core.ground_truth.views import certainty, charts
 from core.ui import cache
 from core.ui.gt_page import (
     GRID_ROWS,
@@ -55,9 +55,11 @@ def _on_search(frame: pl.DataFrame, rank_by: list[str] | None) -> None:
 
 
 def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
-                 key: tuple, views: cache.FrameViews) -> tuple[str, str | None]:
+                 key: tuple, views: cache.FrameViews, probs: pl.DataFrame | None = None,
+                 probs_key: str = "") -> tuple[str, str | None]:
     """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param).
-    ``views``: ``cache.frame_views(key, frame, choice.scale)``."""
+    ``views``: ``cache.frame_views(key, frame, choice.scale)``; ``probs`` (key ``probs_key``): verdict
+    probabilities that shade the cells (:mod:`core.ground_truth.views.certainty`)."""
     rank_by = None if choice.scored else list(choice.scale)  # a rule policy: "Highest score" ranks by verdict
     g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
     g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
@@ -86,10 +88,14 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             st.info("No restaurant matches.")
         else:
             shown_ids = shown["business_id"].to_list()
-            spec_key = ("grid", *key, tuple(shown_ids), choice.scored)
+            spec_key = ("grid", *key, tuple(shown_ids), choice.scored, probs_key)
+
+            def _long() -> pl.DataFrame:
+                long = gt_views.grid_long(frame, shown_ids, names)
+                return long if probs is None else certainty.grid_probability(long, probs)
+
             st.vega_lite_chart(cache.grid_chart_spec(spec_key, selected, lambda picked: charts.verdict_grid_chart(
-                gt_views.grid_long(frame, shown_ids, names), shown["name"].to_list(), selected=picked,
-                verdicts=views.verdicts, scored=choice.scored)),
+                _long(), shown["name"].to_list(), selected=picked, verdicts=views.verdicts, scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             number = "number = score" if choice.scored else "no number (a rule policy has no score)"
             st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, {number}, "
@@ -144,17 +150,26 @@ def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, or
 
 
 def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_param: str | None,
-                       key: tuple, views: cache.FrameViews) -> None:
-    """Every restaurant at the chosen K with every primitive; selecting a row selects the restaurant."""
+                       key: tuple, views: cache.FrameViews, probs: pl.DataFrame | None = None,
+                       probs_key: str = "") -> None:
+    """Every restaurant at the chosen K with every primitive (and P(verdict) from ``probs``);
+    selecting a row selects the restaurant."""
     k_at = gt_views.parse_ks([st.session_state[K_AT]])[0]
     # the rows at one K do not depend on the other K chosen (each K is computed on its own), so the
     # table is keyed without them: adding a K leaves the table of K=50 cached
     frame_key, judge, definition, _ks = key
-    table_key = (frame_key, judge, definition, k_at, choice.scored, dataset, choice.task, judge_param)
+    table_key: tuple = (frame_key, judge, definition, k_at, choice.scored, dataset, choice.task, judge_param)
     table = cache.primitives(table_key, frame, choice, dataset, k_at, judge_param)
+    if probs is not None:
+        table_key = (*table_key, probs_key)
+        table = certainty.with_probability(table, probs, k_at)
     st.session_state[K_TABLE_IDS] = table["business_id"].to_list()
     config: dict[str, Any] = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),
               "score": st.column_config.NumberColumn(format="%.2f"),
+              "P(verdict)": st.column_config.ProgressColumn("P(verdict)", format="%.3f", min_value=0.0, max_value=1.0,
+                                                            help="The verdict's probability under the judge's measured "
+                                                                 "error (the source picked above the grid)."),
+              "other verdicts": st.column_config.TextColumn("other verdicts", width="medium"),
               "name": st.column_config.TextColumn("restaurant", pinned=True)}
     for column, dtype in table.schema.items():
         if column not in config and column not in ("verdict", "business_id"):

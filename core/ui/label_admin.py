@@ -256,4 +256,7 @@ def show(section: str, c: Context) -> None:
     if flash:
         kind, text = flash if isinstance(flash, tuple) else ("success", flash)
         (st.error if kind == "error" else st.success)(text)
+    if section == "Rater scales" and c.project.is_audit:
+        st.info("A judge audit's raters answer categories, not a scale: no leniency or range use to measure.")
+        return
     {"Rater scales": show_rater_scales, "Raters": show_raters, "Settings": show_settings}[section](c)

@@ -355,11 +355,16 @@ def show_export(c: Context) -> None:
                    f"`{out}`.")
 
 
-def show(section: str, c: Context) -> None:
-    """Show a flash message from the last action, then ``section``."""
+def show_flash() -> None:
+    """The message of the last action, once."""
     flash = st.session_state.pop(K_FLASH, None)
     if flash:
         kind, text = flash if isinstance(flash, tuple) else ("success", flash)
         (st.error if kind == "error" else st.success)(text)
+
+
+def show(section: str, c: Context) -> None:
+    """Show a flash message from the last action, then ``section`` (a judge audit's: :func:`core.ui.audit_review.show`)."""
+    show_flash()
     {"Coverage": show_coverage, "Disagreements": show_disagreements, "Agreement": show_agreement,
      "Export": show_export}[section](c)

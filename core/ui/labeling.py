@@ -136,8 +136,8 @@ def show_progress(prog: assignment.RaterProgress) -> None:
                      f"{prog.complete_items:,} items complete")
 
 
-def show_item(view: assignment.ItemView) -> None:
-    """The prompt and the response, whole (rendered from escaped, sanitised markdown)."""
+def show_item(view: assignment.ItemView, response_label: str = "Response") -> None:
+    """The prompt and the response (a judge audit's: the review), whole (rendered from escaped, sanitised markdown)."""
     if view.is_repeat:
         st.info("Repeat audit: you rated this item before. Rate it again as if it were new.", icon=":material/replay:")
     with st.container(border=True):
@@ -146,7 +146,7 @@ def show_item(view: assignment.ItemView) -> None:
             st.caption(render.fields_caption(view.fields))
         st.markdown(render.safe_markdown(view.prompt_body))
     with st.container(border=True):
-        st.caption("Response")
+        st.caption(response_label)
         st.markdown(render.safe_markdown(view.response_text))
 
 

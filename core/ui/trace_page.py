@@ -33,7 +33,7 @@ K_ALL_OV, K_TAB, K_VARIANT, K_COMPARE = "trace.all_overrides", "trace.tab", "tra
 QUERY = {"dataset": K_DATASET, "task": K_TASK, "formula": K_DEF, "k": K_K, "business_id": K_REST, "judge": K_JUDGE,
          "compare": K_COMPARE}
 DEFAULT_KS = ["25", "50", "100", "200"]
-TABS = ("Formula and reviews", "Why K changes the verdict", "Overrides", "What-if")
+TABS = ("Formula and reviews", "Why K changes the verdict", "Knife edge", "Overrides", "What-if")
 BADGE = {"severe": "red", "moderate": "orange", "mild": "blue", "firsthand": "violet", "secondhand": "gray",
          "hypothetical": "gray", "positive": "blue", "negative": "orange", "betrayal": "red", "none": "gray"}
 

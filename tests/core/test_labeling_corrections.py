@@ -105,7 +105,7 @@ def test_lowering_the_target_while_reservations_are_held_never_overfills(store, 
 def test_an_old_store_keeps_showing_titles_after_the_upgrade(tmp_path):
     from sqlalchemy import text
 
-    from core.labeling.store import LabelStore
+    from core.labeling.store import SCHEMA_VERSION, LabelStore
 
     s = LabelStore(f"sqlite:///{tmp_path / 'old.sqlite'}")
     with s.write() as conn:  # a version-2 store: no v3 columns or tables
@@ -127,7 +127,7 @@ def test_an_old_store_keeps_showing_titles_after_the_upgrade(tmp_path):
             "INSERT INTO schema_version VALUES (1, '2025-01-01'), (2, '2025-01-01')",
         ):
             conn.execute(text(ddl))
-    assert s.ensure_schema() == 3
+    assert s.ensure_schema() == SCHEMA_VERSION
     project = items.get_project(s, "old")
     assert project.visible_fields == ("prompt_title", "topic") and project.target_spread is None
     items.add_items(s, project, [{"dataset": "old", "identifier": "x", "prompt_title": "T", "prompt_body": "B",

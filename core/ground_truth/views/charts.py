@@ -132,7 +132,8 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
     The chart takes the width of its container whatever the number of K. A ``short`` column
     (True where the restaurant has fewer than K reviews) marks the cell with "*"; the row of
     ``selected`` (a business_id) is outlined. ``scored=False`` (a rule policy, whose score is
-    always 0) writes no number in the cells.
+    always 0) writes no number in the cells. A ``p_verdict`` column (the probability of the cell's
+    verdict under a judge's measured error) shades each cell: the less sure, the paler.
     """
     order = _k_sort(long["k_label"].to_list())
     palette = verdict_palette(verdicts)
@@ -149,13 +150,17 @@ def verdict_grid_chart(long: pl.DataFrame, names: Sequence[str], *, selected: st
         y=alt.Y("name:N", sort=list(names), title=None,
                 axis=alt.Axis(labelLimit=180, labelOverlap=False, values=list(names), labelFontSize=11)),
     )
+    sure = "p_verdict" in long.columns  # P(verdict) under a judge's measured error: paler = less sure
+    tooltip = [alt.Tooltip("name:N"), alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"),
+               alt.Tooltip("score:Q", format=".2f", title="score"), alt.Tooltip("note:N", title=" ")]
     cells = base.mark_rect().encode(
         color=alt.Color("verdict:N", scale=verdict_scale(verdicts), title=None, legend=alt.Legend(orient="bottom", direction="vertical")),  # in a row, 3 labels overran a 4-K grid
         opacity=alt.OpacityValue(**alt.condition(pick, alt.value(1.0), alt.value(0.45))),
+        fillOpacity=(alt.FillOpacity("p_verdict:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None)
+                     if sure else alt.FillOpacityValue(1)),
         stroke=alt.StrokeValue(**alt.condition("datum.picked", alt.value("#111111"), alt.value("white"))),
         strokeWidth=alt.StrokeWidthValue(**alt.condition("datum.picked", alt.value(2.5), alt.value(1))),
-        tooltip=[alt.Tooltip("name:N"), alt.Tooltip("k_label:N", title="K"), alt.Tooltip("verdict:N"),
-                 alt.Tooltip("score:Q", format=".2f", title="score"), alt.Tooltip("note:N", title=" ")],
+        tooltip=tooltip + ([alt.Tooltip("p_verdict:Q", format=".3f", title="P(verdict)")] if sure else []),
     ).add_params(pick)
     text = base.mark_text(fontSize=10).encode(text=alt.Text("cell:N"), color=alt.Color("ink:N", scale=None))
     return alt.layer(cells, text, height=alt.Step(21), width="container")

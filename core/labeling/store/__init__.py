@@ -11,6 +11,7 @@ pages that show labels, lives in this package, behind named functions:
 - :mod:`~core.labeling.store.rating_sql`: ratings, corrections and counters;
 - :mod:`~core.labeling.store.assign_sql`: assignment, reservations, skips, extra raters;
 - :mod:`~core.labeling.store.review_sql`: consensus records and adjudication claims;
+- :mod:`~core.labeling.store.answer_sql`: a judgment audit's adjudicated field values;
 - :mod:`~core.labeling.store.checks`: consistency checks.
 """
 
@@ -25,11 +26,13 @@ from core.labeling.store.engine import (
 )
 from core.labeling.store.tables import (
     CONSENSUS_SOURCES,
+    PROJECT_KINDS,
     RATER_KINDS,
     ROLES,
     SCHEMA_VERSION,
     SPREAD_MEASURES,
     consensus,
+    field_consensus,
     items,
     projects,
     raters,
@@ -39,7 +42,7 @@ from core.labeling.store.tables import (
 )
 
 __all__ = [
-    "CONSENSUS_SOURCES", "RATER_KINDS", "ROLES", "SCHEMA_VERSION", "SPREAD_MEASURES", "LabelStore", "close_stores",
-    "consensus", "integrity_problems", "items", "normalize_url", "open_store", "projects", "raters", "ratings",
+    "CONSENSUS_SOURCES", "PROJECT_KINDS", "RATER_KINDS", "ROLES", "SCHEMA_VERSION", "SPREAD_MEASURES", "LabelStore", "close_stores",
+    "consensus", "field_consensus", "integrity_problems", "items", "normalize_url", "open_store", "projects", "raters", "ratings",
     "schema_version", "skips", "store_exists", "utcnow",
 ]

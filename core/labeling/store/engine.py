@@ -28,6 +28,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Row, make_url
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.schema import CreateTable
 
 from core.base.errors import WorkbenchError
 from core.base.settings import labels_url
@@ -230,7 +231,49 @@ def _migration_3(conn: Connection) -> None:
                              .values(visible_fields=json.dumps(["prompt_title", *shown])))
 
 
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2, 3: _migration_3}
+_V4_PROJECT_COLUMNS = [  # (column, DDL type, default and check) added by version 4
+    ("kind", "VARCHAR(20) NOT NULL DEFAULT 'rating' CONSTRAINT ck_projects_kind CHECK (kind IN ('rating', 'judgment_audit'))"),
+    ("answer_fields", "TEXT NOT NULL DEFAULT '[]'"),
+    ("kind_spec", "TEXT NOT NULL DEFAULT '{}'"),
+]
+_RATING_COLUMNS = ("rating_id", "item_id", "rater", "score", "notes", "created_at", "seconds_spent", "is_repeat",
+                   "client_key", "round_key", "supersedes")  # every column of ratings before version 4
+
+
+def _migration_4(conn: Connection) -> None:
+    # Version 4: judgment audits. Projects get a kind, the fields an audit's raters answer and the
+    # kind's plan; a rating carries either a score or answers ({field: value}), so ``score`` may be
+    # null. SQLite cannot drop a NOT NULL: ratings is rebuilt (no table references it) and its rows
+    # copied with their ids; PostgreSQL alters the column in place.
+    have = {c["name"] for c in inspect(conn).get_columns("projects")}
+    for name, ddl in _V4_PROJECT_COLUMNS:
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE projects ADD COLUMN {name} {ddl}"))  # fixed names only
+    if "answers" not in {c["name"] for c in inspect(conn).get_columns("ratings")}:
+        if conn.dialect.name == "sqlite":
+            _rebuild_sqlite_ratings(conn)
+        else:
+            conn.execute(text("ALTER TABLE ratings ALTER COLUMN score DROP NOT NULL"))
+            conn.execute(text("ALTER TABLE ratings ADD COLUMN answers TEXT"))
+            conn.execute(text("ALTER TABLE ratings ADD CONSTRAINT ck_ratings_answer "
+                              "CHECK ((score IS NULL) <> (answers IS NULL))"))
+    metadata.create_all(conn, checkfirst=True)  # field_consensus
+
+
+def _rebuild_sqlite_ratings(conn: Connection) -> None:
+    """ratings as version 4 defines it, with every row of the old table (ids kept), indexes recreated."""
+    ddl = str(CreateTable(ratings).compile(conn)).replace("CREATE TABLE ratings", "CREATE TABLE ratings_v4", 1)
+    conn.execute(text(ddl))
+    columns = ", ".join(_RATING_COLUMNS)
+    conn.execute(text(f"INSERT INTO ratings_v4 ({columns}) SELECT {columns} FROM ratings"))  # noqa: S608 - fixed names
+    conn.execute(text("DROP TABLE ratings"))  # its indexes go with it
+    conn.execute(text("ALTER TABLE ratings_v4 RENAME TO ratings"))
+    for index in ratings.indexes:
+        index.create(conn)
+
+
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migration_1, 2: _migration_2, 3: _migration_3,
+                                                       4: _migration_4}
 
 _STORES: dict[str, LabelStore] = {}
 _STORES_LOCK = threading.Lock()

@@ -7,6 +7,7 @@ corrects, out of force). The assignment statements (which item a rater gets) are
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -135,14 +136,37 @@ def superseding_rating(conn: Connection, rating_id: int) -> Row | None:
 
 def recent_ratings(store: LabelStore, project_id: int, rater: str, limit: int) -> list[Row]:
     """The rater's latest ratings in force in the project, newest first (rating_id, item_id, score,
-    notes, created_at, is_repeat, prompt_title)."""
+    notes, created_at, is_repeat, prompt_title, answers)."""
     stmt = (select(ratings.c.rating_id, ratings.c.item_id, ratings.c.score, ratings.c.notes, ratings.c.created_at,
-                   ratings.c.is_repeat, items.c.prompt_title)
+                   ratings.c.is_repeat, items.c.prompt_title, ratings.c.answers)
             .join(items, items.c.item_id == ratings.c.item_id)
             .where(items.c.project_id == project_id, ratings.c.rater == rater, _in_force())
             .order_by(ratings.c.created_at.desc(), ratings.c.rating_id.desc()).limit(limit))
     with store.read() as conn:
         return list(conn.execute(stmt).all())
+
+
+def rating_answers(conn: Connection, rating_id: int) -> dict[str, str] | None:
+    """The answers of one rating (a judgment audit's), or None."""
+    text = conn.execute(select(ratings.c.answers).where(ratings.c.rating_id == rating_id)).scalar()
+    return json.loads(text) if text else None
+
+
+def answer_rows(store: LabelStore, project_id: int, *, include_models: bool = False) -> list[tuple]:
+    """The project's answers in force (rating_id, item_id, rater, answers JSON, notes, created_at,
+    is_repeat), oldest first; human raters only unless ``include_models``."""
+    stmt = (
+        select(ratings.c.rating_id, ratings.c.item_id, ratings.c.rater, ratings.c.answers, ratings.c.notes,
+               ratings.c.created_at, ratings.c.is_repeat)
+        .select_from(ratings.join(items, items.c.item_id == ratings.c.item_id)
+                     .join(raters, raters.c.code == ratings.c.rater))
+        .where(items.c.project_id == project_id, _in_force(), ratings.c.answers.is_not(None))
+        .order_by(ratings.c.created_at, ratings.c.rating_id)
+    )
+    if not include_models:
+        stmt = stmt.where(raters.c.kind == "human")
+    with store.read() as conn:
+        return [tuple(r) for r in conn.execute(stmt).all()]
 
 
 def item_scores_in_force(conn: Connection, item_id: int) -> list[tuple[str, float]]:

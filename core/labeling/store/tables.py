@@ -19,10 +19,11 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 ROLES = ("rater", "adjudicator", "admin")
 RATER_KINDS = ("human", "model")
 CONSENSUS_SOURCES = ("calculated", "adjudicated")
+PROJECT_KINDS = ("rating", "judgment_audit")  # a slider score per item; categorical field answers per item
 SPREAD_MEASURES = ("range", "ci_width")  # max − min of the item's scores; width of its mean's 95 % interval
 
 metadata = MetaData()
@@ -50,8 +51,13 @@ projects = Table(
     Column("target_spread", Float),  # None: never route an extra rater
     Column("spread_measure", String(20), nullable=False, default="range", server_default="range"),
     Column("max_raters", Integer),  # the cap of raters per item with extra ones (None: target + 2)
+    # version 4: a judgment audit's raters answer categorical fields instead of moving a slider
+    Column("kind", String(20), nullable=False, default="rating", server_default="rating"),
+    Column("answer_fields", Text, nullable=False, default="[]", server_default="[]"),  # JSON [{name, description, values: [[value, meaning]]}]
+    Column("kind_spec", Text, nullable=False, default="{}", server_default="{}"),  # JSON: what the kind needs (an audit's plan)
     CheckConstraint("target_raters >= 1", name="ck_projects_target"),
     CheckConstraint("reservation_seconds >= 1", name="ck_projects_reservation"),
+    CheckConstraint("kind IN ('rating', 'judgment_audit')", name="ck_projects_kind"),
 )
 
 raters = Table(
@@ -114,7 +120,7 @@ ratings = Table(
     Column("rating_id", Integer, primary_key=True),
     Column("item_id", Integer, ForeignKey("items.item_id"), nullable=False),
     Column("rater", String(200), ForeignKey("raters.code"), nullable=False),
-    Column("score", Float, nullable=False),
+    Column("score", Float),  # version 4: null for an answer of a judgment audit (answers instead)
     Column("notes", Text),
     Column("created_at", DateTime, nullable=False),
     Column("seconds_spent", Float),
@@ -123,7 +129,10 @@ ratings = Table(
     # version 3: the reservation (round) the rating answered, and the rating it corrects (which stays, out of force)
     Column("round_key", String(64)),
     Column("supersedes", Integer),
+    # version 4: a judgment audit's answer, JSON {field: value} (exactly one of score and answers is set)
+    Column("answers", Text),
     CheckConstraint("score >= -1 AND score <= 1", name="ck_ratings_score"),
+    CheckConstraint("(score IS NULL) <> (answers IS NULL)", name="ck_ratings_answer"),
     CheckConstraint("seconds_spent IS NULL OR seconds_spent >= 0", name="ck_ratings_seconds"),
     Index("ix_ratings_item_rater", "item_id", "rater"),
     Index("ix_ratings_rater_item", "rater", "item_id"),
@@ -192,4 +201,19 @@ item_routing = Table(
     Column("threshold", Float, nullable=False),  # the project's target spread then
     Column("new_target", Integer, nullable=False),  # raters the item now needs
     Index("ix_item_routing_item", "item_id"),
+)
+
+# version 4: an adjudicated value of one field of a judgment-audit item (the field's raters tied)
+field_consensus = Table(
+    "field_consensus", metadata,
+    Column("field_consensus_id", Integer, primary_key=True),
+    Column("item_id", Integer, ForeignKey("items.item_id"), nullable=False),
+    Column("field", String(200), nullable=False),
+    Column("value", String(200), nullable=False),
+    Column("raw_answers", Text, nullable=False),  # JSON list of the raters' values, aligned with raters
+    Column("raters", Text, nullable=False),  # JSON list of rater codes
+    Column("note", Text, nullable=False),
+    Column("adjudicator", String(200), ForeignKey("raters.code"), nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Index("ix_field_consensus_item", "item_id", "field", "created_at"),
 )
