@@ -10,6 +10,7 @@ from core.ground_truth import FORMULAS, k_label
 from core.gt_views import definitions
 from core.tasks import task_ids
 from core.ui import cache, gt_grid, gt_page, gt_runs
+from core.ui import claims as ui_claims
 from core.ui import judges as ui_judges
 
 ws = ui.current_workspace()
@@ -55,6 +56,7 @@ if frame is None:
 
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)
+    ui_claims.gt_claim_button(ws, dataset, choice.task, choice.definition, choice.judge, choice.ks, frame, key="gt.claim")
 with tab_rest:
     business_id, judge_param = gt_grid.grid_section(ws, dataset, frame, choice, key, views)
     st.subheader(f"Every primitive at K={k_label(gt_page.k_at())}")
