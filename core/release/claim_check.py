@@ -25,7 +25,7 @@ from core.metrics.bootstrap import paired_differences
 from core.metrics.score import sample_table
 from core.release.claims import CLAIM_VERSION, figure_text, statement
 from core.release.gt_figures import gt_frame
-from core.release.run_figures import N_BOOT, SEED, scores_of, answers_sha256
+from core.release.run_figures import N_BOOT, SEED, answers_sha256, scores_of
 from core.release.run_figures import gt_pin as _gt_pin
 from core.release.scope import GTScope
 from core.runs.records import load_results
@@ -141,11 +141,15 @@ def _identity_changes(ws: Workspace, claim: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _now_figure(ws: Workspace, claim: Mapping[str, Any], runs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+def _now_figure(ws: Workspace, claim: Mapping[str, Any], runs: Mapping[str, dict[str, Any]],
+                scored_now: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if claim["kind"] == "gt":
         judge = computed_lineage(ws, claim["dataset"], claim["task"], str(claim["definition"]), claim.get("k"))["judge"]
         return _gt_figure(ws, claim["dataset"], claim["task"], str(claim["definition"]), claim.get("k"), judge)[0]
-    scored = {r: rescore_results(ws, ws.run_dir(r), results, None)[0] for r, results in runs.items()}
+    for r, results in runs.items():  # each run scored against the GT the workspace gives now (once per check)
+        if r not in scored_now:
+            scored_now[r] = rescore_results(ws, ws.run_dir(r), results, None)[0]
+    scored = {r: scored_now[r] for r in runs}
     if claim["kind"] == "score":
         s = scored[claim["runs"][0]]
         return {**scores_of(s)[claim["metric"]], "total": s.get("total")}
@@ -174,15 +178,20 @@ def _gt_moves(ws: Workspace, claim: Mapping[str, Any]) -> list[str]:
     return out or [f"GT version {pinned.get('version')} → {now['version']}"]
 
 
-def check_claim(ws: Workspace, claim: Mapping[str, Any]) -> dict[str, Any]:
-    """Recompute a claim in ``ws``: ``{status, statement, claimed, now, figure_now, inputs_changed, gt_changes}``."""
+def check_claim(ws: Workspace, claim: Mapping[str, Any], *,
+                scored_now: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Recompute a claim in ``ws``: ``{status, statement, claimed, now, figure_now, inputs_changed, gt_changes}``.
+
+    ``scored_now``: runs already rescored against the workspace's GT now, by run id (filled as it goes;
+    share it between the checks of one unchanged workspace).
+    """
     runs, changed = _run_inputs(ws, claim) if claim["kind"] != "gt" else ({}, [])
     changed += _identity_changes(ws, claim)
     out: dict[str, Any] = {"statement": statement(claim), "claimed": figure_text(claim), "kind": claim["kind"],
                            "inputs_changed": changed, "gt_changes": [], "now": None, "figure_now": None}
     if changed:
         return {**out, "status": INPUTS_CHANGED}
-    now = _now_figure(ws, claim, runs)
+    now = _now_figure(ws, claim, runs, {} if scored_now is None else scored_now)
     keys = ("counts", "total") if claim["kind"] == "gt" else tuple(claim["figure"])
     status = HOLDS if _same(claim["figure"], now, keys) else CHANGED
     return {**out, "status": status, "figure_now": now, "now": figure_text(claim, now), "gt_changes": _gt_moves(ws, claim)}

@@ -13,6 +13,7 @@ Vega-Lite and Vega-Embed BSD-3-Clause; Streamlit Apache-2.0.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import lru_cache
 from importlib import metadata
@@ -29,10 +30,11 @@ _REGISTRY = "__workbench_vega_chunks__"
 
 
 def chunks_dir() -> Path:
-    """Where the installed Streamlit keeps its JavaScript chunks."""
-    import streamlit  # deferred: only the release needs its files
-
-    return Path(streamlit.__file__).resolve().parent / "static" / "static" / "js"
+    """Where the installed Streamlit keeps its JavaScript chunks (found, not imported: only its files are read)."""
+    spec = importlib.util.find_spec("streamlit")
+    if spec is None or spec.origin is None:
+        raise WorkbenchError("`release` draws its charts with the Vega JavaScript Streamlit ships: install streamlit")
+    return Path(spec.origin).resolve().parent / "static" / "static" / "js"
 
 
 def _entries(folder: Path) -> tuple[str, str]:

@@ -158,9 +158,10 @@ def check_claims(root: Path, data: Workspace) -> tuple[list[str], int]:
         claims = read_json(root / "claims.json")
     except (OSError, DataError):
         return ["claims.json: missing or unreadable"], 0
-    problems = []
+    problems: list[str] = []
+    scored_now: dict[str, dict[str, Any]] = {}
     for i, c in enumerate(claims):
-        result = check_claim(data, c["claim"])
+        result = check_claim(data, c["claim"], scored_now=scored_now)
         if result["status"] != HOLDS:
             detail = "; ".join(result["inputs_changed"]) or f"now {result['now']}"
             problems.append(f"claims.json: claim {i + 1} ({c['statement'][:80]}…): {result['status']}: {detail}")

@@ -18,8 +18,8 @@ import streamlit as st
 from core.errors import UnknownNameError, WorkbenchError
 from core.release import claims
 from core.release.claim_check import CHANGED, HOLDS, check_claim, gt_claim, paired_claim, score_claim
-from core.release.run_figures import paired_table, samples_frame
 from core.release.links import base_url
+from core.release.run_figures import paired_table, samples_frame
 from core.ui import hosting
 from core.ui.text import show
 from core.workspace import Workspace

@@ -9,7 +9,15 @@ import shutil
 import pytest
 
 from core.overrides import add_override
-from core.release.claim_check import CHANGED, HOLDS, INPUTS_CHANGED, check_claim, gt_claim, paired_claim, score_claim
+from core.release.claim_check import (
+    CHANGED,
+    HOLDS,
+    INPUTS_CHANGED,
+    check_claim,
+    gt_claim,
+    paired_claim,
+    score_claim,
+)
 from core.runs.records import load_results
 from core.workspace import Workspace
 
