@@ -7,13 +7,16 @@
 3. what is made from the figures (``release-data.js``: the page's data, ``DATASHEET.md``,
    ``datasheet.json``, ``claims.json``) and the tables under ``tables/``, against the files;
 4. the GT files under ``data/gt/`` against the GT recomputed;
-5. every claim of the release, checked in ``data/`` (:func:`core.release.claim_check.check_claim`).
+5. the GT each run kept (``data/runs/RUN/gt.json``) against the sha256 its ``results.json`` records
+   (``results.json["gt"]["snapshot_sha256"]``, written when the run was scored);
+6. every claim of the release, checked in ``data/`` (:func:`core.release.claim_check.check_claim`).
 
 Each problem names the file and, for a number, where it is and both values.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +35,8 @@ from core.release.figures import Computed, compute
 from core.release.gt_figures import restaurants_of
 from core.release.page import DATA_JS, data_js
 from core.release.scope import Scope
+from core.runs.records import GT_FILE, load_results
+from core.runs.rescore import lineage_of
 from core.workspace import Workspace
 
 MAX_PER_FILE = 25
@@ -152,6 +157,24 @@ def check_gt_files(data: Workspace, computed: Computed) -> list[str]:
     return problems
 
 
+def check_run_gts(data: Workspace, runs: list[str]) -> list[str]:
+    """Each run's kept GT (``gt.json``) is the one its results record (sha256)."""
+    problems = []
+    for run_id in runs:
+        folder = data.run_dir(run_id)
+        recorded = (lineage_of(load_results(folder)) or {}).get("snapshot_sha256")
+        if recorded is None:
+            continue
+        path = folder / GT_FILE
+        rel = path.relative_to(data.root.parent).as_posix()
+        if not path.exists():
+            problems.append(f"{rel}: missing (results.json records the GT the run was scored against: {recorded[:12]}…)")
+        elif (now := hashlib.sha256(path.read_bytes()).hexdigest()) != recorded:
+            problems.append(f"{rel}: sha256 {now[:12]}…, but results.json records {recorded[:12]}… "
+                            "(the run was scored against another GT)")
+    return problems
+
+
 def check_claims(root: Path, data: Workspace) -> tuple[list[str], int]:
     """Every claim of ``claims.json`` checked in the release's data."""
     try:
@@ -206,6 +229,7 @@ def verify_release(root: str | Path) -> dict[str, Any]:
         if not (root / DATA_JS).exists() or (root / DATA_JS).read_bytes() != page:
             problems.append(f"{DATA_JS}: the page's data is not what the recomputed figures give")
         problems += check_tables(root, computed) + check_gt_files(data, computed)
+        problems += check_run_gts(data, [r["run_id"] for r in computed.figures["runs"]])
         claim_problems, n_claims = check_claims(root, data)
         problems += claim_problems
         checked.update(runs=len(computed.figures["runs"]), gts=len(computed.figures["gt"]), claims=n_claims,

@@ -3,6 +3,7 @@ the data the release carries, and any changed file named."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -83,21 +84,25 @@ def test_any_changed_added_or_missing_file_fails_naming_it(release_dir, tmp_path
     assert "tables/gt_verdicts.parquet: missing (listed in the manifest)" in problems
 
 
-def test_a_changed_number_fails_even_with_a_matching_manifest(release_dir, tmp_path):
+def test_a_changed_number_or_kept_gt_fails_even_with_a_matching_manifest(release_dir, tmp_path):
     rel = _copy(release_dir, tmp_path)
     figures = orjson.loads((rel / "figures.json").read_bytes())
     run = figures["runs"][0]
     run["scores"]["accuracy"]["value"] = 0.123456
     body = orjson.dumps(figures, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n"
     (rel / "figures.json").write_bytes(body)
+    kept = rel / "data" / "runs" / run["run_id"] / "gt.json"
+    kept.write_bytes(kept.read_bytes() + b"\n")  # the same GT to a parser, not the bytes the run recorded
     manifest = json.loads((rel / "manifest.json").read_text())
     for e in manifest["files"]:  # a forger who rewrites the manifest too
-        if e["path"] == "figures.json":
-            import hashlib
-            e["sha256"], e["bytes"] = hashlib.sha256(body).hexdigest(), len(body)
+        path = rel / e["path"]
+        if path.exists():
+            e["sha256"], e["bytes"] = hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_size
     (rel / "manifest.json").write_text(json.dumps(manifest))
     problems = verify_release(rel)["problems"]
     assert any(f"runs[run_id={run['run_id']}" in p and "accuracy.value: shown 0.123456" in p for p in problems), problems
+    assert any(p.startswith(f"data/runs/{run['run_id']}/gt.json: sha256 ") and "results.json records" in p
+               for p in problems), problems
 
 
 def test_text_from_data_is_never_html(release_dir):
