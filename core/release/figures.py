@@ -78,13 +78,13 @@ def _runs_part(ws: Workspace, scope: Scope, out: Computed) -> None:
     pairs = comparisons(runs, scope)
     charts_by_group = []
     by_policy: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for (dataset, task, policy, _k), members in groups(runs).items():
-        by_policy.setdefault((dataset, task, policy), []).extend(runs[m].figures for m in members)
-    for (dataset, task, policy), members in sorted(by_policy.items(), key=lambda kv: tuple(map(str, kv[0]))):
+    for (dataset, task, policy, _k), ids in groups(runs).items():
+        by_policy.setdefault((dataset, task, policy), []).extend(runs[m].figures for m in ids)
+    for (dataset, task, policy), figs in sorted(by_policy.items(), key=lambda kv: tuple(map(str, kv[0]))):
         mine = [c for c in pairs if (c["dataset"], c["task"], c["policy"]) == (dataset, task, policy)]
         charts_by_group.append({"dataset": dataset, "task": task, "policy": policy,
-                                "runs": [m["run_id"] for m in members], "scores": charts.scores_chart(members),
-                                "k": charts.k_chart(members), "paired": charts.paired_chart(mine) if mine else None})
+                                "runs": [f["run_id"] for f in figs], "scores": charts.scores_chart(figs),
+                                "k": charts.k_chart(figs), "paired": charts.paired_chart(mine) if mine else None})
     out.figures.update(runs=[runs[r].figures for r in sorted(runs)], comparisons=pairs, run_charts=charts_by_group)
     if runs:
         out.tables["tables/samples.parquet"] = pl.concat(

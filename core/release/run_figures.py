@@ -219,7 +219,7 @@ def comparison(base_id: str, other_id: str, runs: Mapping[str, ScoredRun]) -> di
 
 def comparisons(runs: Mapping[str, ScoredRun], scope: Scope) -> list[dict[str, Any]]:
     """Every run against its group's baseline."""
-    out = []
+    out: list[dict[str, Any]] = []
     for members in groups(runs).values():
         if len(members) < 2:
             continue

@@ -97,14 +97,14 @@ METRIC_CHOICES = ("ordinal_auprc", "process_score", "consistency_score", "accura
 def run_claim(ws: Workspace, run: dict[str, Any], *, key: str) -> None:
     """Copy claim of one run's score (the metric picked) with its interval."""
     copy_claim(lambda metric: score_claim(ws, run, metric), key=key, choices=METRIC_CHOICES,
-               format_func=claims.METRIC_WORDS.get)
+               format_func=lambda m: claims.METRIC_WORDS.get(m, str(m)))
 
 
 def pair_claim(ws: Workspace, base: dict[str, Any], other: dict[str, Any], pair: Callable[[], dict[str, Any]], *,
                key: str) -> None:
     """Copy claim of a paired difference other − base (``pair``: the page's cached paired differences)."""
     copy_claim(lambda metric: paired_claim(ws, base, other, metric, pair=pair()), key=key, choices=METRIC_CHOICES,
-               format_func=claims.METRIC_WORDS.get)
+               format_func=lambda m: claims.METRIC_WORDS.get(m, str(m)))
 
 
 def gt_claim_button(ws: Workspace, dataset: str, task: str, definition: str, judge: str | None,
