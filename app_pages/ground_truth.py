@@ -10,6 +10,7 @@ from core.ground_truth import FORMULAS, k_label
 from core.ground_truth.views import definitions
 from core.tasks import task_ids
 from core.ui import cache, gt_certainty, gt_grid, gt_page, gt_runs
+from core.ui import claims as ui_claims
 from core.ui import judges as ui_judges
 
 ws = ui.current_workspace()
@@ -56,6 +57,7 @@ if frame is None:
 
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)
+    ui_claims.gt_claim_button(ws, dataset, choice.task, choice.definition, choice.judge, choice.ks, frame, key="gt.claim")
 with tab_rest:
     source = gt_certainty.picker(ws, dataset, choice.task, st.columns([2, 3])[0])
     probs, probs_key = gt_certainty.probabilities(ws, dataset, choice.task, choice.judge, choice.definition,

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core import ui
 from core.metrics import charts as rc
+from core.ui import claims as uc
 from core.ui import results as ur
 from core.ui import results_noise
 from core.ui.text import show
@@ -26,10 +27,15 @@ if not stamps:
     st.info(f"No runs yet in {ws.runs_dir} (runs/*/results.json). Start one on the Runs page or with `python -m core run`.")
     st.stop()
 labels = ur.run_names(stamps)  # folder names: only the runs a view shows are read
-linked = st.query_params.get("run")
-if linked in labels and st.session_state.get("results.linked") != linked:  # a link (Runs page) picks its run once
-    st.session_state[K_RUN], st.session_state["results.linked"] = linked, linked
+if st.query_params.get("claim"):  # a claim's link: its statement, checked against this workspace now
+    uc.claim_panel(ws, st.query_params["claim"])
+linked, linked_base = st.query_params.get("run"), st.query_params.get("baseline")
+if linked in labels and st.session_state.get("results.linked") != (linked, linked_base):  # a link picks its runs once
+    st.session_state[K_RUN], st.session_state["results.linked"] = linked, (linked, linked_base)
     st.session_state[K_MODE] = MODES[0]
+    if linked_base in labels and linked_base != linked:  # /results?run=A&baseline=B: A compared with B
+        st.session_state[K_RUNS], st.session_state[K_BASE] = [linked_base, linked], linked_base
+        st.session_state[K_MODE] = MODES[1]
 mode = st.radio("View", MODES, key=K_MODE, horizontal=True, label_visibility="collapsed")
 
 if mode == MODES[0]:
@@ -45,6 +51,7 @@ if mode == MODES[0]:
         col.metric(f"{row['metric']} {row['status']}", ur.pct(row["score_pct"]), help=ur.STATUS_HELP)
         col.caption((ci or "no interval") + (f" · {notes['baseline']}" if row["metric"] == "Accuracy" else ""))
     show(st.caption, "{line}", line=notes["incidents"])
+    uc.run_claim(ws, run, key="results.claim")
     lines = [*notes["warnings"], *([notes["fallback"]] if notes["fallback"] else [])]
     if lines:  # one box, a paragraph per degenerate score (and an amos spec fallback)
         show(st.warning, "\n\n".join(f"{{l{i}}}" for i in range(len(lines))), **{f"l{i}": t for i, t in enumerate(lines)})
@@ -125,7 +132,14 @@ else:
     if st.session_state.get(K_OTHER) not in others:
         st.session_state[K_OTHER] = others[0]
     other = st.selectbox("Restaurants: baseline → run", others, key=K_OTHER)
-    b = ur.buckets(picked[base], picked[chosen.index(other)])
+    other_stamp = picked[chosen.index(other)]
+    c_claim, c_csv = st.columns([1, 3], vertical_alignment="bottom")
+    with c_claim:
+        uc.pair_claim(ws, ur.load_run(picked[base]), ur.load_run(other_stamp), lambda: ur.pair(picked[base], other_stamp),
+                      key="results.claim_pair")
+    with c_csv:
+        uc.paired_downloads(uc.paired_frame(picked[base], other_stamp), f"paired_{other}_vs_{base_label}", key="results.paired")
+    b = ur.buckets(picked[base], other_stamp)
     counts = dict(b.group_by("bucket").len().iter_rows())
     kinds = ["newly failing", "newly fixed", "still failing", "still right"] + ["GT differs"] * bool(counts.get("GT differs"))
     for col, name in zip(st.columns(len(kinds)), kinds, strict=True):

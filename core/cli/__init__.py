@@ -31,9 +31,10 @@ from core.workspace.locks import clean_leftovers
 
 # command -> the module of this package that registers it
 COMMANDS: dict[str, str] = {
-    "audit": "audit", "datasets": "datasets", "demo": "demo", "gold": "gold", "gt": "gt", "index": "index", "jobs": "jobs",
+    "audit": "audit", "claim": "claim", "datasets": "datasets", "demo": "demo", "gold": "gold", "gt": "gt", "index": "index",
+    "jobs": "jobs",
     "judge": "judge", "judges": "judges", "judgments": "judgments", "labels": "labels", "overrides": "overrides",
-    "policies": "policies", "run": "run", "runs": "runs", "score": "score", "show": "score", "scorer": "scorer",
+    "policies": "policies", "release": "release", "run": "run", "runs": "runs", "score": "score", "show": "score", "scorer": "scorer",
     "study": "study",
 }
 _GLOBAL_VALUE_OPTIONS = ("--workspace",)

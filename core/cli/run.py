@@ -106,5 +106,10 @@ def run(args: argparse.Namespace) -> int:
         from core.metrics.summary import format_summary
 
         text += "\n\n" + format_summary(read_json(results))
+    from core.release.links import results_link  # deferred: only the `run` command needs it
+
+    info["link"] = results_link(plan.run_id)
+    if info["link"]:  # WORKBENCH_BASE_URL: where the app serves this workspace
+        text += f"\npage: {info['link']}"
     emit(args, info, text)
     return 0 if status["status"] == "finished" else 3

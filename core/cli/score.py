@@ -28,6 +28,7 @@ from core.metrics.score import resolve_policy, sample_table
 from core.metrics.summary import format_comparison, format_paired, format_summary
 from core.metrics.views import buckets
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
+from core.release.links import results_link
 from core.runs.records import RESULTS_FILE, load_results, run_dirs, spec_fallback
 from core.runs.rescore import gt_status, status_line
 from core.workspace import Workspace
@@ -86,8 +87,21 @@ def run_score(args: argparse.Namespace) -> int:
                         n_boot=args.n_boot, seed=args.seed)
     if args.out:
         write_json_atomic(Path(args.out), scored)
-    emit(args, scored, format_summary(scored))
+    link = _link(args.workspace, Path(args.results))
+    if link:
+        scored = {**scored, "link": link}
+    emit(args, scored, format_summary(scored) + (f"\npage: {link}" if link else ""))
     return 0
+
+
+def _link(ws: Workspace, path: Path) -> str | None:
+    """The Results page link of a run of the workspace (a run folder or its results.json), else None."""
+    folder = path if path.is_dir() else path.parent
+    try:
+        inside = folder.resolve().parent == ws.runs_dir.resolve()
+    except OSError:
+        return None
+    return results_link(folder.name) if inside and (folder / RESULTS_FILE).exists() else None
 
 
 def _scored(path: Path, ws: Workspace) -> dict[str, Any]:
@@ -116,9 +130,12 @@ def run_show(args: argparse.Namespace) -> int:
                      "newly failing / fixed use only the restaurants whose GT verdict is the same in both; rescore "
                      "them against one GT (`runs rescore RUN --gt FILE`) to compare every restaurant")
     folders = [p if p.is_dir() else p.parent for p in paths]
+    first = str(runs[0].get("run_id"))
     payload = [{**{k: r.get(k) for k in ("run_id", "method", "model", "k", "total", "accuracy", "unified_scores",
                                          "intervals")}, "gt": gts[i],
+                "link": results_link(str(r.get("run_id")), None if i == 0 else first),
                 "headline": headline_report(r, spec_fallback(folders[i], r)),
                 **({"paired_against_first": pairs[i - 1]} if i else {})} for i, r in enumerate(runs)]
-    emit(args, payload, text)
+    links = [f" page of {p['run_id']}: {p['link']}" for p in payload if p["link"]]
+    emit(args, payload, text + ("\n\n" + "\n".join(links) if links else ""))
     return 0

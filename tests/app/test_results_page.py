@@ -156,3 +156,24 @@ def test_a_degenerate_run_gets_no_tick_and_says_why(app_factory, small_demo, tmp
     spec["datasets"] = {named.name: pa.ipc.open_stream(named.data.data).read_all().to_pylist()}
     assert drawn_areas(spec) == {"≥ High Risk": pytest.approx(0.02, abs=1e-9)}
     assert at.dataframe[0].value["AP"].iloc[0] == pytest.approx(0.02)  # the AP printed beside the curve
+
+
+def test_a_link_with_a_baseline_compares_and_offers_the_paired_table(app_factory, results_ws):
+    from core.release.run_figures import paired_table, samples_frame
+    from core.runs.records import load_results
+
+    runs = sorted(p.name for p in (results_ws / "runs").iterdir() if (p / "results.json").exists())
+    at = app_factory(results_ws)
+    at.query_params.update({"run": runs[-1], "baseline": runs[0]})  # what `show --json` prints as link
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.radio(key="results.mode").value == "Compare runs"
+    assert at.selectbox(key="results.baseline").value.split()[0] == runs[0]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Paired table (CSV)" in labels and "Paired table (Parquet)" in labels
+    other = at.selectbox(key="results.other").value.split()[0]
+    table = paired_table(*(samples_frame(load_results(results_ws / "runs" / r)) for r in (runs[0], other)))
+    assert table.height == 12
+    assert (table["bucket"] == "GT differs").to_list() == (~table["same_gt"]).to_list()  # those are not paired
+    assert {"baseline_verdict", "verdict", "gt_verdict", "bucket"} <= set(table.columns)
