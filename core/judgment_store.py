@@ -203,8 +203,7 @@ def encode_judgments(spec: Task, dataset: str, judge: str, records: Iterable[dic
 def append_encoded_judgments(path: Path, data: bytes) -> tuple[int, int]:
     """Append lines made by :func:`encode_judgments` to the log at ``path`` (:func:`judgment_path`),
     durably, as :func:`append_judgments` does; returns where they start and end in the file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return append_jsonl_bytes(path, data)
+    return append_jsonl_bytes(path, data)  # makes the folders, never through a link
 
 
 def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:

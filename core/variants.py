@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError, UnknownNameError
-from core.files import read_json, write_json_atomic
+from core.files import read_json, remove_file, write_json_atomic
 from core.ground_truth import FORMULAS, POLICY_IDS, Formula, Policy, get_definition
 from core.settings import require_writable
 from core.workspace import Workspace, check_name
@@ -296,7 +296,7 @@ def delete_variant(ws: Workspace, name: str) -> None:
     """Remove a saved variant (UnknownNameError when there is none)."""
     require_writable("delete a variant")
     load_variant(ws, name)
-    variant_path(ws, name).unlink()
+    remove_file(variant_path(ws, name), missing_ok=False)
 
 
 # -- variants as first-class definitions ---------------------------------------------------------

@@ -20,7 +20,6 @@ instead of parsing every results.json). Writes are atomic.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from typing import Any
 import orjson
 
 from core.errors import DataError
-from core.files import read_json, write_json_atomic
+from core.files import atomic_dir, read_json, write_bytes_atomic, write_json_atomic
 from core.metrics.badges import facts_of
 from core.workspace import Workspace, check_name
 
@@ -184,12 +183,8 @@ def archive_scoring(folder: Path) -> Path:
     folder renamed into place, so a killed process leaves no half history entry."""
     base = folder / HISTORY_DIR
     target = base / f"{len(history(folder)) + 1:03d}"
-    scratch = base / f".{target.name}.partial"
-    if scratch.exists():
-        shutil.rmtree(scratch)
-    scratch.mkdir(parents=True)
-    for name in (RESULTS_FILE, SUMMARY_FILE, GT_FILE):
-        if (folder / name).exists():
-            shutil.copy2(folder / name, scratch / name)
-    scratch.rename(target)
+    with atomic_dir(target, staging=base) as scratch:  # never through a link (core.files)
+        for name in (RESULTS_FILE, SUMMARY_FILE, GT_FILE):
+            if (folder / name).exists():
+                write_bytes_atomic(scratch / name, (folder / name).read_bytes())
     return target

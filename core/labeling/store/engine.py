@@ -24,12 +24,14 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Row, make_url
 from sqlalchemy.exc import DBAPIError
 
 from core.errors import WorkbenchError
+from core.files import writable_file
 from core.labeling.store.tables import (
     SCHEMA_VERSION,
     items,
@@ -47,6 +49,8 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside a database
+
 def normalize_url(url: str) -> str:
     """Make a plain ``postgresql://`` URL use psycopg 3 (the driver this project installs)."""
     for prefix in ("postgresql://", "postgres://"):
@@ -57,12 +61,18 @@ def normalize_url(url: str) -> str:
 
 def _sqlite_engine(url: str, busy_timeout_ms: int, synchronous: str) -> Engine:
     parsed = make_url(url)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    database = parsed.database if parsed.database and parsed.database != ":memory:" else None
+    if database:  # its folders made, and it and its journals never a link (core.files)
+        writable_file(database, companions=SQLITE_COMPANIONS)
     engine = create_engine(
         url, connect_args={"timeout": busy_timeout_ms / 1000, "check_same_thread": False},
         pool_size=10, max_overflow=30,
     )
+
+    @event.listens_for(engine, "do_connect")
+    def _before_connect(*_args: Any) -> None:
+        if database:  # checked again at every connection: SQLite opens the file by name
+            writable_file(database, companions=SQLITE_COMPANIONS)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI types
