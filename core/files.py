@@ -268,7 +268,7 @@ def _replacing(target: str | Path, mode: str) -> Iterator[Any]:
         name = _temp_name(target.name, "")
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dfd)
         try:
-            with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as fh:
+            with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as fh:
                 yield fh
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -683,14 +683,52 @@ def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield n, obj
 
 
+YAML_MAX_DEPTH = 64  # nesting of mappings and lists: a policy or task needs a handful
+YAML_MAX_NODES = 200_000  # nodes once every alias is expanded: a "billion laughs" file is refused
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where PyYAML has it: ~10x
+
+
+def _yaml_shape(text: str, path: Path) -> None:
+    """Refuse a YAML document nested deeper than :data:`YAML_MAX_DEPTH` or that expands (aliases
+    counted at their anchor's size) to more than :data:`YAML_MAX_NODES` nodes, before it is built:
+    the event stream is read flat, so neither a deep file (libyaml's composer recurses and crashes
+    the process) nor a billion laughs (gigabytes) gets further."""
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[None, 0]]  # [anchor, expanded size] of each open collection
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
+        line = event.start_mark.line + 1
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            stack.append([event.anchor, 1])
+            if len(stack) > YAML_MAX_DEPTH + 1:
+                raise DataError(f"YAML nested more than {YAML_MAX_DEPTH} levels deep", path=path, line=line)
+            continue
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, size = stack.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, size = None, sizes.get(event.anchor or "", 1)
+        else:
+            continue
+        if anchor:
+            sizes[anchor] = size
+        stack[-1][1] += size
+        if stack[-1][1] > YAML_MAX_NODES:
+            raise DataError(f"YAML expands to more than {YAML_MAX_NODES:,} values (aliases of aliases, a "
+                            "'billion laughs')", path=path, line=line)
+
+
 def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
     """A YAML file whose top level is a mapping; every failure is a DataError naming the file (and
-    the line of a syntax error)."""
-
+    the line of a syntax error, of a nesting too deep or of an alias that expands too far)."""
     path = Path(path)
     try:
-        # libyaml's loader where PyYAML was built with it: ~10x the pure-Python one, same documents
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+    try:
+        _yaml_shape(text, path)
+        data = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         line = getattr(getattr(exc, "problem_mark", None), "line", None)
         raise DataError(f"not valid YAML: {exc}", path=path, line=None if line is None else line + 1) from None
