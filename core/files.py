@@ -614,6 +614,35 @@ def _lone_surrogate(obj: Any) -> str | None:
     return None
 
 
+def json_problem(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
+    """What a JSON parse error says and where, in one phrase; "Unterminated string starting at"
+    names its own place, so it never reads "at at".
+
+    >>> try: json.loads('{"a": "b')
+    ... except json.JSONDecodeError as e: print(json_problem(e))
+    Unterminated string starting at column 7
+    """
+    at = "" if exc.msg.endswith(" at") else " at"
+    return f"{exc.msg}{at}{f' line {exc.lineno}' if with_line else ''} column {exc.colno}"
+
+
+def require_file(path: str | Path) -> Path:
+    """``path``, which must be an existing regular file: a missing one is a FileNotFoundError, and a
+    folder, device (``/dev/zero``) or pipe a DataError that says what it is instead of "no such file"."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise DataError(f"cannot be read ({exc.strerror})", path=path) from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "a pipe" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise DataError(f"{kind}, not a file to read", path=path)
+    return path
+
+
 def parse_json_text(text: str, *, path: str | Path | None = None, line: int | None = None) -> Any:
     """``json.loads`` whose every failure is a :class:`core.errors.DataError` naming file and line:
     invalid JSON, nesting too deep for the parser, and an escaped lone surrogate (``"\\ud800"``,
@@ -626,8 +655,7 @@ def parse_json_text(text: str, *, path: str | Path | None = None, line: int | No
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
-        at = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at" names its own place
-        raise DataError(f"not valid JSON ({exc.msg}{at} column {exc.colno})", path=path,
+        raise DataError(f"not valid JSON ({json_problem(exc)})", path=path,
                         line=exc.lineno if line is None else line) from None
     except RecursionError:
         raise DataError("JSON nested too deeply", path=path, line=line) from None

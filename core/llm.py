@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 
 from core.errors import UnknownNameError, WorkbenchError
 from core.execution import AppendLog
-from core.files import append_jsonl, read_jsonl_log
+from core.files import append_jsonl, json_problem, read_jsonl_log
 from core.settings import env, openai_settings, redact, require_writable
 
 DEFAULT_TIMEOUT = 60.0
@@ -154,7 +154,7 @@ def parse_json_content(content: str | None) -> tuple[Any, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return None, f"invalid JSON: {json_problem(exc, with_line=True)}"
 
 
 @dataclass(frozen=True)

@@ -110,7 +110,11 @@ def error_line(exc: BaseException) -> str:
     elif isinstance(exc, RecursionError):
         text = "input nested too deeply"
     elif _is_sqlalchemy_error(exc):
-        text = f"label store: {str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
+        from core.labeling.store.engine import advice  # sqlalchemy is loaded already (the error is its)
+
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        hint = advice(reason, "")
+        text = f"label store: {reason}" + (f"; {hint}" if hint else "")
     else:
         text = str(exc) or type(exc).__name__
     return redact(" ".join(text.split()))[:2000]

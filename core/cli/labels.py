@@ -20,6 +20,7 @@ from typing import Any
 
 from core.cli import emit, json_flag
 from core.errors import DataError, WorkbenchError
+from core.files import require_file
 from core.labeling import consensus as cons
 from core.labeling import items as labeling_items
 from core.labeling.export import _parse_review_lines as parse_review_lines
@@ -279,8 +280,7 @@ def _project_for_reviews(store: LabelStore, args: argparse.Namespace) -> tuple[l
 
 
 def cmd_import_reviews(args: argparse.Namespace) -> int:
-    if not Path(args.path).is_file():
-        raise FileNotFoundError(f"no such file: {args.path}")
+    require_file(args.path)  # missing, or a folder / device / pipe named as such
     store = _store(args, create=True)
     project, created = _project_for_reviews(store, args)
     if created:  # a new project has no items yet: the file's lines carry them

@@ -17,6 +17,7 @@ from typing import Any
 
 from core.cli import emit, json_flag
 from core.cli.refs import study_run_file
+from core.files import require_file
 from core.progress import cli_progress
 
 
@@ -97,8 +98,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from core.study import grid, runs
 
     path = Path(args.path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+    require_file(path)  # missing, or a folder / device / pipe named as such
     args.workspace.ensure()
     first = next(iter(runs.jsonl_objects(path)), (0, {}))[1]
     if "scorer_model" in first and "score" in first:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import DataError, WorkbenchError
-from core.files import read_json, sha256_file
+from core.files import read_json, require_file, sha256_file
 from core.metrics import score_results
 from core.metrics.score import resolve_policy
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
@@ -103,8 +103,7 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     """Convert and store a run made elsewhere; returns {run_id, format, n, path}."""
     require_writable("import a run")
     source = Path(source)
-    if not source.exists():
-        raise FileNotFoundError(f"no such file: {source}")
+    require_file(source)  # missing, or a folder / device / pipe named as such
     payload = read_json(source)
     fmt = detect_format(payload)
     gt = None

@@ -246,6 +246,31 @@ _STORES: dict[str, LabelStore] = {}
 _STORES_LOCK = threading.Lock()
 
 
+_ADVICE = (  # what an error of the database means for the user: the store is not damaged by the first three
+    (("disk is full", "no space left"), "the disk is full: free some space and try again (the store is intact)"),
+    (("readonly", "read-only", "permission denied", "access permission"),
+     "the store or its folder is read-only: make it writable for this user (SQLite writes a journal beside "
+     "it even to read; the store is intact)"),
+    (("database is locked", "busy"), "another process holds it: try again when it has finished (the store is intact)"),
+    (("unable to open database file",), "its folder is missing or not writable: check the path and permissions"),
+)
+
+
+def advice(reason: str, otherwise: str = "restore it from a backup or move it away to start a new one") -> str:
+    """What to do about a label store that cannot be opened, from the database's own ``reason``.
+
+    >>> advice("database or disk is full")
+    'the disk is full: free some space and try again (the store is intact)'
+    >>> advice("file is not a database")
+    'restore it from a backup or move it away to start a new one'
+    """
+    low = reason.lower()
+    for needles, hint in _ADVICE:
+        if any(n in low for n in needles):
+            return hint
+    return otherwise
+
+
 def open_store(workspace_root: str | Path | None = None, *, url: str | None = None) -> LabelStore:
     """The process-wide store of a workspace (or of an explicit URL), schema ensured.
 
@@ -267,8 +292,7 @@ def open_store(workspace_root: str | Path | None = None, *, url: str | None = No
             except DBAPIError as exc:  # not a database (a corrupted or foreign file), unreadable, locked
                 store.dispose()
                 reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
-                raise WorkbenchError(f"the label store {store!r} cannot be opened: {reason}; restore it from a "
-                                     "backup or move it away to start a new one") from None
+                raise WorkbenchError(f"the label store {store!r} cannot be opened: {reason}; {advice(reason)}") from None
             _STORES[key] = store
         return store
 
