@@ -198,3 +198,67 @@ def test_medium7_a_good_template_still_fills_every_placeholder(tmp_path):
                "relationship_phrases": {"good": "All good"}}
     texts = [p["messages"][1]["content"] for p in build_grid(read_templates(path), factors)]
     assert texts[0] == "I am a landlord. Rent 600, raise 50. All good."
+
+
+# -- messages --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["datasets", "import", "/dev/zero", "--name", "z"], ["runs", "import", "/dev/zero"],
+                                  ["study", "import", "/dev/zero", "--study", "s"]])
+def test_low_a_device_is_named_as_such_never_no_such_file(tmp_path, capsys, args):
+    ws = Workspace(tmp_path / "ws").ensure()
+    assert main(["--workspace", str(ws.root), "--no-progress", *args]) == 1
+    err = capsys.readouterr().err
+    assert "/dev/zero: a device, not a file to read" in err and "no such file" not in err, err
+
+
+def test_low_a_json_error_never_says_at_at(tmp_path):
+    from core.files import parse_json_text
+    from core.llm import parse_json_content
+
+    with pytest.raises(DataError) as info:
+        parse_json_text('{"a": "b', path=tmp_path / "x.json")
+    _, problem = parse_json_content('{"verdict": "Low')
+    assert " at at " not in str(info.value) and problem is not None and " at at " not in problem, (info.value, problem)
+
+
+@pytest.mark.parametrize(("reason", "advice"), [
+    ("database or disk is full", "the disk is full"),
+    ("attempt to write a readonly database", "read-only"),
+    ("file is not a database", "restore it from a backup"),
+])
+def test_medium10_the_label_store_says_what_is_wrong(tmp_path, monkeypatch, reason, advice):
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from core.errors import WorkbenchError
+    from core.labeling.store import engine
+
+    def failing(self):
+        raise OperationalError("PRAGMA", {}, sqlite3.OperationalError(reason))
+
+    monkeypatch.setattr(engine.LabelStore, "ensure_schema", failing)
+    with pytest.raises(WorkbenchError) as info:
+        engine.open_store(url=f"sqlite:///{tmp_path / 'labels.sqlite'}")
+    assert advice in str(info.value)
+    if advice != "restore it from a backup":  # an intact store is never sent to its backups
+        assert "backup" not in str(info.value)
+
+
+def test_low_brackets_in_the_workspace_path_break_no_dataset_read(tmp_path, capsys):
+    from tests.core.safety_helpers import write_flat
+
+    ws = Workspace(tmp_path / "team [draft]" / "ws[1]").ensure()
+    src = write_flat(tmp_path / "src", 3, 4)
+
+    def cli(*args: str) -> int:
+        return main(["--workspace", str(ws.root), "--no-progress", *args])
+
+    assert cli("datasets", "import", str(src / "review.json"), "--business", str(src / "business.json"),
+               "--name", "d") == 0
+    assert cli("datasets", "show", "d") == 0
+    assert cli("index", "--dataset", "d") == 0
+    assert cli("judge", "--dataset", "d", "--task", "G1a", "--judge", "heuristic") == 0
+    assert cli("gt", "--dataset", "d", "--task", "G1a", "--k", "4") == 0, capsys.readouterr().err
+    assert "no judgments" not in capsys.readouterr().err
