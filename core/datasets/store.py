@@ -227,7 +227,7 @@ def write_dataset(
         WorkbenchError: the dataset exists and ``replace`` is false.
     """
     return write_tables(
-        ws, name, restaurants, reviews, sources=hash_sources(sources), layout=layout, replace=replace
+        ws, name, restaurants, reviews, sources=hash_sources(sources, ws.root), layout=layout, replace=replace
     )
 
 
