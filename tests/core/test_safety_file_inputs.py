@@ -262,3 +262,40 @@ def test_low_brackets_in_the_workspace_path_break_no_dataset_read(tmp_path, caps
     assert cli("judge", "--dataset", "d", "--task", "G1a", "--judge", "heuristic") == 0
     assert cli("gt", "--dataset", "d", "--task", "G1a", "--k", "4") == 0, capsys.readouterr().err
     assert "no judgments" not in capsys.readouterr().err
+
+
+def test_low_a_copied_workspace_checks_its_own_sources_not_the_originals(tmp_path, capsys):
+    import shutil
+
+    from core.datasets.lock import read_lock, verify_dataset
+    from tests.core.safety_helpers import write_flat
+
+    ws = Workspace(tmp_path / "a").ensure()
+    src = write_flat(ws.root / "sources" / "d", 2, 3)  # sources kept inside the workspace, as the demo's are
+    assert main(["--workspace", str(ws.root), "--no-progress", "datasets", "import", str(src / "review.json"),
+                 "--business", str(src / "business.json"), "--name", "d"]) == 0
+    assert [s["path"] for s in read_lock(ws, "d")["sources"]] == ["sources/d/review.json", "sources/d/business.json"]
+    copy = Workspace(tmp_path / "b")
+    shutil.copytree(ws.root, copy.root)
+    (src / "review.json").write_text("changed\n", encoding="utf-8")  # the original's source changes ...
+    assert [s["status"] for s in verify_dataset(copy, "d")["sources"]] == ["ok", "ok"]  # ... not the copy's
+
+
+def test_low_a_full_disk_during_import_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch):
+    import polars as pl
+
+    from tests.core.safety_helpers import snapshot, write_flat
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    src = write_flat(tmp_path / "src", 2, 3)
+    before = snapshot(ws.root)
+
+    def full(*_a: Any, **_k: Any) -> None:  # what polars raises when the disk fills under sink_parquet
+        raise pl.exceptions.ComputeError("parquet: failed to write: No space left on device (os error 28)")
+
+    monkeypatch.setattr("core.datasets.importer.write_streamed", full)
+    assert main(["--workspace", str(ws.root), "--no-progress", "datasets", "import", str(src / "review.json"),
+                 "--business", str(src / "business.json"), "--name", "d"]) == 1
+    err = capsys.readouterr().err
+    assert err == "error: No space left on device (while writing or reading a table)\n", err
+    assert snapshot(ws.root) == before
