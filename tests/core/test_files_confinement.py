@@ -136,3 +136,51 @@ def test_high1_a_link_swapped_in_after_the_folder_was_opened_does_not_redirect(b
     assert snapshot(outside) == {"keep.jsonl": snapshot(outside)["keep.jsonl"]}
     with pytest.raises(UnsafePathError):
         files.write_json_atomic(folder / "c.json", {})
+
+
+# -- the class: no module writes below a workspace by itself -----------------------------------------
+
+_WRITES = {"rmtree", "write_text", "write_bytes", "mkdir", "makedirs", "unlink", "touch", "symlink_to", "copyfile",
+           "copytree", "copy2"}
+_MODULE_WRITES = {("os", "replace"), ("os", "rename"), ("os", "remove"), ("shutil", "copy"), ("shutil", "move")}
+# (file, call): why it may write without core.files
+ALLOWED = {
+    ("core/datasets/staging.py", "rmtree"): "its own spill folder inside a staging folder made by make_dirs",
+    ("core/datasets/staging.py", "unlink"): "its own bucket and sorted files inside that staging folder",
+    ("core/datasets/store.py", "rmtree"): "the staged rows inside an atomic_dir's fresh temporary folder",
+    ("core/ground_truth/addm_import.py", "write_text"): "a scratch copy in a tempfile.TemporaryDirectory",
+    ("core/locks.py", "rmdir"): "an empty lock folder (rmdir never follows a link)",
+    ("core/workspace.py", "mkdir"): "the workspace root itself (trusted as given)",
+}
+
+
+def _raw_writes() -> set[tuple[str, str, int]]:
+    import ast
+
+    root = Path(__file__).resolve().parents[2]
+    found = set()
+    for path in sorted((root / "core").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "core/files.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in _WRITES or (owner, name) in _MODULE_WRITES:
+                found.add((rel, name, node.lineno))
+            elif name == "open" and isinstance(f, ast.Name):
+                mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+                if isinstance(mode, ast.Constant) and any(c in str(mode.value) for c in "wax+"):
+                    found.add((rel, "open", node.lineno))
+    return found
+
+
+def test_high1_every_write_in_core_goes_through_core_files():
+    """The class behind High 1: a write made with open/mkdir/unlink/rmtree/os.replace by a module
+    itself follows links; every one goes through core.files (or is listed above with its reason)."""
+    stray = sorted(f"{rel}:{line}: {name}" for rel, name, line in _raw_writes() if (rel, name) not in ALLOWED)
+    assert stray == [], "write through core.files (make_dirs, remove_tree, write_*_atomic, append_jsonl ...):\n" + \
+        "\n".join(stray)
