@@ -173,6 +173,16 @@ def read_factors(path: str | Path = DEFAULT_FACTORS) -> dict[str, Any]:
     return doc
 
 
+def fill(template: str, values: dict[str, Any]) -> str:
+    """``template`` with each ``{name}`` replaced by ``values[name]`` (plain text: no format spec,
+    index or attribute, as :func:`read_templates` checked).
+
+    >>> fill("rent {base_rent}, raise {amount}", {"base_rent": 600, "amount": 50})
+    'rent 600, raise 50'
+    """
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
+
+
 def build_grid(templates: list[Template], factors: dict[str, Any], *, template_ids: Iterable[str] | None = None,
                levels: dict[str, list[Any]] | None = None) -> list[dict[str, Any]]:
     """Every template × factor combination, one prompt per perspective, in a fixed order.
@@ -197,7 +207,7 @@ def build_grid(templates: list[Template], factors: dict[str, Any], *, template_i
             values = {"base_rent": base_rent, "amount": amount,
                       "relationship": factors["relationship_phrases"][rel]}
             for perspective in PERSPECTIVES:
-                text = _PLACEHOLDER.sub(lambda m, v=values: str(v[m.group(1)]), t.texts[perspective])
+                text = fill(t.texts[perspective], values)
                 prompts.append({
                     "prompt_id": f"{scenario_id}.{perspective}", "scenario_id": scenario_id,
                     "template_id": t.template_id, "perspective": perspective,
