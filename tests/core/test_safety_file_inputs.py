@@ -299,3 +299,12 @@ def test_low_a_full_disk_during_import_is_one_line_and_leaves_nothing(tmp_path, 
     err = capsys.readouterr().err
     assert err == "error: No space left on device (while writing or reading a table)\n", err
     assert snapshot(ws.root) == before
+
+
+def test_low_an_empty_study_import_creates_no_study(tmp_path, capsys):
+    ws = Workspace(tmp_path / "ws").ensure()
+    path = tmp_path / "seed.jsonl"
+    path.write_text("\n# nothing\n", encoding="utf-8")
+    assert main(["--workspace", str(ws.root), "study", "import", str(path), "--study", "s"]) == 1
+    assert "no records" in capsys.readouterr().err
+    assert not (ws.root / "studies").exists()
