@@ -8,6 +8,8 @@ import hashlib
 import json
 import pickle
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -27,11 +29,26 @@ def _evil_pickle(marker) -> bytes:
     return pickle.dumps(Evil())
 
 
+@pytest.fixture(scope="module")
+def _trained(tmp_path_factory):
+    """One scorer trained for the module (training is the slow part); each test edits a copy."""
+    from core.labeling.store import LabelStore
+    from tests.core.scorer.conftest import build_rated_project
+
+    base = tmp_path_factory.mktemp("scorer")
+    store = LabelStore(f"sqlite:///{base / 'labels.sqlite'}")
+    store.ensure_schema()
+    try:
+        project, _ = build_rated_project(store)
+        trained = model.train(data.consensus_examples(store, project), data.project_ratings(store, project))
+        return model.save(trained, base / "m"), trained
+    finally:
+        store.dispose()
+
+
 @pytest.fixture()
-def trained_dir(rated_project, tmp_path):
-    store, project, _ = rated_project
-    return model.save(model.train(data.consensus_examples(store, project), data.project_ratings(store, project)),
-                      tmp_path / "m")
+def trained_dir(_trained, tmp_path):
+    return Path(shutil.copytree(_trained[0], tmp_path / "m"))
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -60,14 +77,12 @@ def test_high2_a_pickle_with_a_recomputed_sha256_is_never_unpickled(trained_dir,
     assert not marker.exists()
 
 
-def test_high2_the_model_file_is_plain_json_and_reloads_to_the_same_scores(trained_dir, rated_project):
+def test_high2_the_model_file_is_plain_json_and_reloads_to_the_same_scores(trained_dir, _trained):
     params = json.loads((trained_dir / "model.json").read_text())
     assert set(params) == {"vectorizers", "regressor"}
     assert not list(trained_dir.glob("*.joblib")) and not list(trained_dir.glob("*.pkl"))
     texts = ["I would lean towards protecting the tenant", "a modest increase"]
-    store, project, _ = rated_project
-    again = model.train(data.consensus_examples(store, project), data.project_ratings(store, project))
-    assert model.load(trained_dir).predict(texts).tolist() == again.predict(texts).tolist()
+    assert model.load(trained_dir).predict(texts).tolist() == _trained[1].predict(texts).tolist()
 
 
 @pytest.mark.parametrize(("change", "field"), [
