@@ -11,7 +11,7 @@ from core import ui
 from core.labeling.agreement import DEFAULT_BIN_THRESHOLD
 from core.study import charts
 from core.ui import analysis as page
-from core.ui.text import show
+from core.ui.text import safe, show
 
 K_RUN, K_PROJECT, K_BINS, K_PERSPECTIVE = "analysis.run", "analysis.project", "analysis.bins", "analysis.perspective"
 PCT = st.column_config.NumberColumn(format="%.0f%%")
@@ -48,8 +48,9 @@ rep = page.load_analysis(ws, run, project, float(st.session_state[K_BINS]))
 
 scorer_text = ", ".join(rep["scorer_models"])
 offline = rep["offline_models"]
-st.caption(f"{rep['n_scored']:,} of {rep['n_records']:,} responses scored by **{scorer_text}**"
-           + (f" · offline models (rule-based, no LLM): {', '.join(offline)}" if offline else ""))
+show(st.caption, "{n_scored} of {n_records} responses scored by **{scorer}**{offline}", n_scored=f"{rep['n_scored']:,}",
+     n_records=f"{rep['n_records']:,}", scorer=scorer_text,
+     offline=f" · offline models (rule-based, no LLM): {', '.join(offline)}" if offline else "")
 
 st.subheader("How good is the scorer?")
 st.caption("Every figure below is the scorer's reading of the responses. Its held-out agreement with the human "
@@ -98,7 +99,8 @@ st.dataframe(page.versus_table(audit["model_vs_human"], st.session_state[K_PERSP
 chosen = st.session_state[K_PERSPECTIVE]
 summary = next(r for r in audit["model_vs_human"] if r["kind"] == "scorer" and r["perspective"] == chosen)
 points = [p for p in audit["bland_altman"] if chosen in ("all", p["perspective"])]
-st.markdown(f"**Bland–Altman** ({chosen}: scorer − human against their mean; bias and 95% limits of agreement)")
+show(st.markdown, "**Bland–Altman** ({chosen}: scorer − human against their mean; bias and 95% limits of agreement)",
+     chosen=chosen)
 ui.show_chart(charts.bland_altman_chart(points, summary), width="stretch")
 
 
@@ -111,8 +113,9 @@ st.download_button("Download the audited responses (CSV)", page.audit_csv(audit[
 
 st.subheader("Largest disagreements")
 for d in audit["disagreements"]:
-    title = (f"{d['model_id']} · asked as {d['perspective']} · scorer {_fmt(d['score'])} · humans "
-             f"{_fmt(d['human'])} · difference {_fmt(d['diff'])}")
+    title = safe("{model} · asked as {perspective} · scorer {score} · humans {human} · difference {diff}",
+                 model=d["model_id"], perspective=d["perspective"], score=_fmt(d["score"]), human=_fmt(d["human"]),
+                 diff=_fmt(d["diff"]))
     with st.expander(title):
         st.caption("Prompt")
         st.text(d["prompt_text"])

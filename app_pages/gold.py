@@ -13,6 +13,7 @@ from core.gold.accuracy import ACCURACY_METHODS
 from core.gold.scoring import STATUSES
 from core.gold.send import send_to_labeling
 from core.ui import gold as ug
+from core.ui.text import show
 
 K_SET, K_SOURCE, K_METHOD, K_MODEL, K_ACC_MODEL = "gold.set", "gold.source", "gold.method", "gold.model", "gold.acc_model"
 K_STATUS, K_SAMPLE, K_A, K_B, K_PROJECT, K_FLASH = ("gold.status", "gold.sample", "gold.report_a", "gold.report_b",
@@ -70,8 +71,9 @@ else:
         st.info(f"{method} calls the LLM endpoint: press the button to score (answers are cached in the workspace).")
         st.stop()
 
-st.caption(f"{rep['metadata']['total_samples']} samples from {', '.join(rep['metadata']['eval_files'])} · "
-           f"answers: {rep['metadata']['model']} · accuracy by {method}")
+show(st.caption, "{n} samples from {files} · answers: {model} · accuracy by {method}",
+     n=rep["metadata"]["total_samples"], files=", ".join(rep["metadata"]["eval_files"]), model=rep["metadata"]["model"],
+     method=method)
 ug.show_metrics(rep, config.pass_rate_goal)
 tabs = st.tabs(["Breakdown", "Samples", "Compare reports", "History", "Save and send"])
 
@@ -126,7 +128,7 @@ with tabs[3]:
 
 with tabs[4]:
     name = store.default_report_name(set_name, source, rep["metadata"]["timestamp"])
-    st.write(f"Save this evaluation as report `{name}` (it joins the set's history and can be compared).")
+    show(st.write, "Save this evaluation as report {name} (it joins the set's history and can be compared).", name=name)
     if ug.gated_button("Save report", "gold.save", ug.write_block("saving a report")):
         path = store.save_report(ws, rep, set_name=set_name, name=name,
                                  source="expected" if source == ug.EXPECTED else "answers", accuracy=method)

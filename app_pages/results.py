@@ -56,10 +56,11 @@ if mode == MODES[0]:
     if lines:  # one box, a paragraph per degenerate score (and an amos spec fallback)
         show(st.warning, "\n\n".join(f"{{l{i}}}" for i in range(len(lines))), **{f"l{i}": t for i, t in enumerate(lines)})
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
-    st.caption(f"Samples ranked by **{rank.get('source', 'unknown')}**"
-               + (f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "")
-               + f" · {run.get('total')} restaurants with GT · method {run.get('method')} · model {run.get('model')}"
-               + f" · K={run.get('k')} · policy {run.get('policy_id')}")
+    show(st.caption, "Samples ranked by **{source}**{missing} · {total} restaurants with GT · method {method} · model "
+         "{model} · K={k} · policy {policy}", source=rank.get("source", "unknown"),
+         missing=f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "",
+         total=run.get("total"), method=run.get("method"), model=run.get("model"), k=run.get("k"),
+         policy=run.get("policy_id"))
     ur.gt_panel(ws, stamp)
     results_noise.run_section(ws, stamp)  # the score's spread over GT draws from a judge's measured error
     offline = ur.offline_note(ws, run)
@@ -120,8 +121,8 @@ else:
     ur.compare_gt_note(ws, picked, chosen)
     cmp = ur.comparison(picked, base)
     st.vega_lite_chart(ur.chart_spec("cmp", picked, lambda: rc.comparison_chart(cmp)))
-    st.markdown(f"**Paired differences against {base_label}** (bootstrap over the restaurants both runs scored against the same GT verdict; "
-                "*real* = its 95 % interval excludes 0)")
+    show(st.markdown, "**Paired differences against {base}** (bootstrap over the restaurants both runs scored against the same GT verdict; "
+                "*real* = its 95 % interval excludes 0)", base=base_label)
     st.dataframe(cmp.filter(pl.col("diff_pct").is_not_null()), hide_index=True, placeholder="—", width="stretch", column_config={
         "score_pct": NUM("score %", format="%.1f"), "low_pct": NUM("95 % low", format="%.1f"),
         "high_pct": NUM("95 % high", format="%.1f"), "diff_pct": NUM("difference (points)", format="%+.1f"),

@@ -11,6 +11,7 @@ import streamlit as st
 from core import ui
 from core.ui import cache, trace_knife, trace_page, trace_tabs
 from core.ui import judges as ui_judges
+from core.ui.text import show
 
 trace_page.apply_query()
 ws = ui.current_workspace()
@@ -25,8 +26,9 @@ if t is None:
 
 by_k, flips = trace_page.header(t)
 if ui_judges.is_offline(t.gt_judge):
-    st.caption(f"Judgments by the offline judge {t.gt_judge}: rules over the review text, no LLM (its measured "
-               "quality is in the README; Compare judges on the Ground truth page shows it against another judge).")
+    show(st.caption, "Judgments by the offline judge {judge}: rules over the review text, no LLM (its measured "
+         "quality is in the README; Compare judges on the Ground truth page shows it against another judge).",
+         judge=t.gt_judge)
 trace_page.last_change(t)
 tab_formula, tab_k, tab_knife, tab_ov, tab_whatif = st.tabs(list(trace_page.TABS), key=trace_page.K_TAB, on_change="rerun")
 trace_root = cache.trace(ws, t.dataset, t.task, t.judge, t.business_id, t.definition, t.k_value)

@@ -64,3 +64,8 @@ class IndexMissingError(WorkbenchError):
 
 class ReadOnlyError(WorkbenchError):
     """A write refused because the deployment is read-only (``WORKBENCH_MODE=demo``)."""
+
+
+class UnsafePathError(WorkbenchError, ValueError):
+    """A write refused because its path leads through a symbolic link (or another non-folder)
+    below a workspace root, or resolves outside it: a planted link must never redirect a write."""

@@ -20,6 +20,7 @@ import argparse
 import importlib
 import json
 import pkgutil
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -110,19 +111,39 @@ def error_line(exc: BaseException) -> str:
         text = f"{exc.strerror}{where}"
     elif isinstance(exc, RecursionError):
         text = "input nested too deeply"
+    elif _polars_os_error(exc) is not None:
+        text = str(_polars_os_error(exc))
     elif _is_sqlalchemy_error(exc):
-        text = f"label store: {str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
+        from core.labeling.store.engine import advice  # sqlalchemy is loaded already (the error is its)
+
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        hint = advice(reason, "")
+        text = f"label store: {reason}" + (f"; {hint}" if hint else "")
     else:
         text = str(exc) or type(exc).__name__
     return redact(" ".join(text.split()))[:2000]
 
 
+_OS_ERROR = re.compile(r"([^:\n]*) \(os error (\d+)\)")  # how polars (Rust) reports a failed read or write
+
+
+def _polars_os_error(exc: BaseException) -> str | None:
+    """The OS error inside a polars exception (a full disk while a table is written, a read-only
+    folder), as one line, or None for any other exception."""
+    pl_exc = sys.modules.get("polars.exceptions")
+    if pl_exc is None or not isinstance(exc, pl_exc.PolarsError):
+        return None
+    found = _OS_ERROR.search(str(exc))
+    return None if found is None else f"{found.group(1).strip()} (while writing or reading a table)"
+
+
 def _reported(exc: BaseException) -> bool:
     """True for the errors that become one ``error:`` line (the label store's database errors
-    included: SQLAlchemy is only imported by the commands that open the store)."""
+    included: SQLAlchemy is only imported by the commands that open the store; and a polars
+    table write or read that failed for an OS reason, such as a full disk)."""
     if isinstance(exc, (WorkbenchError, ValueError, OSError, RecursionError, OverflowError)):
         return True
-    return _is_sqlalchemy_error(exc)
+    return _is_sqlalchemy_error(exc) or _polars_os_error(exc) is not None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from typing import Any
 
 from core.base.progress import cli_progress
 from core.cli import emit
+from core.cli.refs import exists
 from core.gold import store
 from core.gold.accuracy import ACCURACY_METHODS
 from core.gold.answers import write_answers_file
@@ -30,7 +31,7 @@ from core.gold.items import load_gold_files, resolve_eval_files
 from core.gold.report import now_timestamp, read_report, write_report
 from core.gold.scoring import CONFIG_NAME, load_config
 from core.gold.send import send_to_labeling
-from core.workspace import Workspace, check_name
+from core.workspace import Workspace, check_name, is_valid_name
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -98,7 +99,7 @@ def _set_source(args: argparse.Namespace) -> tuple[list[Path], Path | None, str]
 
 def _answers_path(ws: Workspace, set_name: str, value: str) -> Path:
     path = Path(value)
-    if path.exists() or path.suffix:
+    if exists(path) or path.suffix:
         return path
     return store.answers_path(ws, set_name, value)
 
@@ -146,10 +147,12 @@ def cmd_answer(args: argparse.Namespace) -> int:
 
 def _load(ws: Workspace, value: str) -> tuple[str, dict[str, Any]]:
     path = Path(value)
-    if not path.exists():
-        path = store.report_path(ws, value)
-    if not path.exists():
-        raise FileNotFoundError(f"no report {value!r} (a file, or one of: {', '.join(store.list_reports(ws)) or 'none'})")
+    if not exists(path):
+        path = store.report_path(ws, value) if is_valid_name(value) else path
+    if not exists(path):
+        shown = value if len(value) <= 60 else value[:60] + "…"
+        raise FileNotFoundError(f"no report {shown!r} (a file, or one of: "
+                                f"{', '.join(store.list_reports(ws)) or 'none'})")
     return path.stem, read_report(path)
 
 

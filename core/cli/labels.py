@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.errors import DataError, WorkbenchError
+from core.base.files import require_file
 from core.base.progress import cli_progress
 from core.cli import emit, json_flag
 from core.labeling import consensus as cons
@@ -279,8 +280,7 @@ def _project_for_reviews(store: LabelStore, args: argparse.Namespace) -> tuple[l
 
 
 def cmd_import_reviews(args: argparse.Namespace) -> int:
-    if not Path(args.path).is_file():
-        raise FileNotFoundError(f"no such file: {args.path}")
+    require_file(args.path)  # missing, or a folder / device / pipe named as such
     store = _store(args, create=True)
     project, created = _project_for_reviews(store, args)
     if created:  # a new project has no items yet: the file's lines carry them

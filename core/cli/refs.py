@@ -20,6 +20,15 @@ from core.base.errors import WorkbenchError
 from core.workspace import Workspace, is_valid_name
 
 
+def exists(path: Path) -> bool:
+    """``path.exists()`` that is False, not an OSError, for a name the system cannot even look up
+    (longer than a file name may be, a NUL byte)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
+
+
 def scorer_dir(ws: Workspace, ref: str) -> Path:
     """A scorer: ``NAME`` → ``scorers/NAME`` of the workspace; a path → that folder."""
     return ws.scorers_dir / ref if is_valid_name(ref) else Path(ref)

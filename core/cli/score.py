@@ -29,7 +29,7 @@ from core.metrics.summary import format_comparison, format_paired, format_summar
 from core.metrics.views import buckets
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
 from core.release.links import results_link
-from core.runs.records import RESULTS_FILE, load_results, run_dirs, spec_fallback
+from core.runs.records import RESULTS_FILE, check_samples, load_results, run_dirs, spec_fallback
 from core.runs.rescore import gt_status, status_line
 from core.workspace import Workspace
 
@@ -60,6 +60,7 @@ def score_file(path: str | Path, ws: Workspace, *, gt_path: str | None = None, d
     xnot_gt = None
     if is_xnot_detailed(raw):  # an xnot detailed_results.json: its own GT records come with it
         results, xnot_gt = results_from_xnot(raw, path=str(path))
+        check_samples(results["results"], path)  # as load_results checks a results.json
     else:
         results = load_results(path)
     gt = load_gt(gt_path, ws) if gt_path else xnot_gt

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from core.base.errors import DataError
+from core.base.files import require_file
 from core.base.progress import cli_progress
 from core.cli import emit, json_flag
 from core.cli.refs import study_run_file
@@ -97,10 +99,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     from core.study import grid, runs
 
     path = Path(args.path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+    require_file(path)  # missing, or a folder / device / pipe named as such
+    found = next(iter(runs.jsonl_objects(path)), None)
+    if found is None:  # an empty import would create an empty study
+        raise DataError("no records (every line blank or a # comment): nothing to import", path=path)
     args.workspace.ensure()
-    first = next(iter(runs.jsonl_objects(path)), (0, {}))[1]
+    first = found[1]
     if "scorer_model" in first and "score" in first:
         result = runs.import_scored_run(args.workspace, path, study=args.study)
         text = (f"scored run {result['run_id']}: {result['records']} records (scorer {', '.join(result['scorers'])}) "

@@ -115,7 +115,7 @@ def _import(
             return restaurants, stager, True
 
     with ThreadPoolExecutor(max_workers=1) as pool:  # the sources are hashed while they are read
-        hashes = pool.submit(hash_sources, files)
+        hashes = pool.submit(hash_sources, files, ws.root)
         try:
             result = write_streamed(ws, name, stage, sources=hashes.result, layout="scale" if layout == SCALE else "flat",
                                     replace=replace, progress=progress)

@@ -32,13 +32,23 @@ TABLES = ("restaurants.parquet", "reviews.parquet")
 LOCK_FORMAT = 1
 
 
-def hash_sources(paths: Iterable[str | Path]) -> list[dict[str, Any]]:
-    """``[{path, sha256, bytes}]`` of source files (paths made absolute)."""
+def hash_sources(paths: Iterable[str | Path], root: str | Path | None = None) -> list[dict[str, Any]]:
+    """``[{path, sha256, bytes}]`` of source files. A source inside the workspace ``root`` is
+    recorded relative to it (``sources/demo/review.json``), so a copied workspace checks its own
+    copy, not the original's; one outside keeps its absolute path."""
+    base = Path(root).resolve() if root is not None else None
     out = []
     for path in paths:
         path = Path(path).resolve()
-        out.append({"path": str(path), "sha256": sha256_file(path), "bytes": path.stat().st_size})
+        shown = path.relative_to(base) if base is not None and path.is_relative_to(base) else path
+        out.append({"path": str(shown), "sha256": sha256_file(path), "bytes": path.stat().st_size})
     return out
+
+
+def source_path(ws: Workspace, recorded: str) -> Path:
+    """Where a lock's source is: a relative path is inside the workspace (see :func:`hash_sources`)."""
+    path = Path(recorded)
+    return path if path.is_absolute() else ws.root / path
 
 
 def make_lock(
@@ -108,7 +118,7 @@ def verify_dataset(ws: Workspace, name: str) -> dict[str, Any]:
     _check_tables(ws.dataset_dir(name), name, lock)
     sources, warnings = [], []
     for source in lock.get("sources", []):
-        path = Path(source["path"])
+        path = source_path(ws, source["path"])
         if not path.is_file():
             sources.append({"path": str(path), "status": "moved"})
             warnings.append(f"source moved: {path} no longer exists (the dataset's tables are intact)")

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from core.base.errors import DataError
-from core.base.files import parse_json_text
+from core.base.files import json_problem, parse_json_text, require_file
 
 JSONL, PARQUET = "jsonl", "parquet"
 SCALE, FLAT_REVIEW, FLAT_BUSINESS = "scale", "flat-review", "flat-business"
@@ -37,7 +37,9 @@ BATCH_ROWS = 100_000
 def file_format(path: Path) -> str:
     """``"jsonl"`` or ``"parquet"``, from the suffix, else from the first bytes."""
     if not path.is_file():
-        raise DataError("no such file", path=path)
+        if not path.exists():
+            raise DataError("no such file", path=path)
+        require_file(path)  # says what it is: a folder, a device (/dev/zero), a pipe
     if path.stat().st_size == 0:
         raise DataError("empty file: no records", path=path)
     suffix = path.suffix.lower()
@@ -91,7 +93,7 @@ def _decode_line(raw: bytes, path: Path, line: int) -> Any:
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()):
             raise DataError("truncated JSON: the line ends before the value is complete", path=path, line=line) from None
-        raise DataError(f"not valid JSON: {exc.msg} at column {exc.colno}", path=path, line=line) from None
+        raise DataError(f"not valid JSON: {json_problem(exc)}", path=path, line=line) from None
     except RecursionError:
         raise DataError("JSON nested too deeply", path=path, line=line) from None
     if "\\u" in text:  # an escaped lone surrogate cannot be stored (parse_json_text names it)
@@ -111,9 +113,9 @@ def read_parquet(path: Path, columns: list[str] | None = None) -> pl.DataFrame:
     """Read a (small) Parquet file whole (only the ``columns`` it has, of those asked for)."""
     try:
         if columns is not None:
-            present = set(pl.read_parquet_schema(path))
+            present = set(pl.scan_parquet(path, glob=False).collect_schema())
             columns = [c for c in columns if c in present]
-        return pl.read_parquet(path, columns=columns)
+        return pl.read_parquet(path, columns=columns, glob=False)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise DataError(f"cannot read Parquet: {str(exc).splitlines()[0][:200]}", path=path) from None
 
@@ -175,8 +177,8 @@ def detect_layout(path: Path, fmt: str, *, default: str | None = None) -> str:
     """
     if fmt == PARQUET:
         try:
-            keys = set(pl.read_parquet_schema(path))
-            n_rows = pl.scan_parquet(path).select(pl.len()).collect().item()
+            keys = set(pl.scan_parquet(path, glob=False).collect_schema())
+            n_rows = pl.scan_parquet(path, glob=False).select(pl.len()).collect().item()
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise DataError(f"cannot read Parquet: {str(exc).splitlines()[0][:200]}", path=path) from None
         if n_rows == 0:

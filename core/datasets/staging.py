@@ -36,6 +36,7 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 from polars.io.plugins import register_io_source
 
+from core.base.files import make_dirs
 from core.base.progress import Progress, no_progress
 from core.datasets.schema import DATE_FORMAT, REVIEW_SCHEMA
 
@@ -141,7 +142,7 @@ class Stager:
             # as large_string: a string-view part would drag its whole chunk's buffers into the file
             table = part.to_arrow()
             if key not in self._writers:
-                self.work.mkdir(parents=True, exist_ok=True)
+                make_dirs(self.work)
                 self._writers[key] = (ipc.new_file(self.work / f"bucket{key:06d}.arrow", table.schema), table.schema)
             writer, schema = self._writers[key]
             writer.write_table(table.cast(schema))
@@ -198,7 +199,7 @@ class Stager:
     def _duckdb_sorted(self, path: Path | None, held: pl.DataFrame | None, number: bool) -> Iterator[pl.DataFrame]:
         name = path.stem if path is not None else f"held-{id(held)}"
         spill = self.work / f"duckdb-{name}"
-        spill.mkdir(parents=True)
+        make_dirs(spill)
         out = self.work / f"sorted-{name}.parquet"
         con = duckdb.connect(":memory:")
         try:

@@ -227,7 +227,7 @@ def write_dataset(
         WorkbenchError: the dataset exists and ``replace`` is false.
     """
     return write_tables(
-        ws, name, restaurants, reviews, sources=hash_sources(sources), layout=layout, replace=replace
+        ws, name, restaurants, reviews, sources=hash_sources(sources, ws.root), layout=layout, replace=replace
     )
 
 
@@ -274,7 +274,7 @@ def dataset_info(ws: Workspace, name: str) -> dict[str, Any]:
     verified, problem = dataset_status(ws, name)
     info: dict[str, Any] = {**lock, "path": str(ws.dataset_dir(name)), "verified": verified, "problem": problem}
     if verified:
-        dates = pl.scan_parquet(ws.dataset_dir(name) / TABLES[1]).select(
+        dates = pl.scan_parquet(ws.dataset_dir(name) / TABLES[1], glob=False).select(
             date_min=pl.col("date").min(), date_max=pl.col("date").max(), n_with_text=pl.col("text").count()
         )
         info.update(dates.collect().row(0, named=True))
@@ -284,10 +284,10 @@ def dataset_info(ws: Workspace, name: str) -> dict[str, Any]:
 def scan_restaurants(ws: Workspace, name: str) -> pl.LazyFrame:
     """The restaurants table of a verified dataset, lazily (polars)."""
     require_verified(ws, name)
-    return pl.scan_parquet(ws.dataset_dir(name) / TABLES[0])
+    return pl.scan_parquet(ws.dataset_dir(name) / TABLES[0], glob=False)
 
 
 def scan_reviews(ws: Workspace, name: str) -> pl.LazyFrame:
     """The reviews table of a verified dataset, lazily (polars), sorted by (business_id, idx)."""
     require_verified(ws, name)
-    return pl.scan_parquet(ws.dataset_dir(name) / TABLES[1])
+    return pl.scan_parquet(ws.dataset_dir(name) / TABLES[1], glob=False)

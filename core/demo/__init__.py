@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from core.base.files import atomic_path, write_json_atomic, write_jsonl_atomic
+from core.base.files import atomic_path, remove_tree, write_json_atomic, write_jsonl_atomic
 from core.base.progress import Progress, no_progress
 from core.base.settings import DEFAULT_WORKSPACE
 from core.demo import steps
@@ -236,7 +235,7 @@ def _clear_derived(ws: Workspace) -> None:
     """Drop the keyword index, judgments and overrides of an earlier demo: they describe other reviews."""
     for folder in (ws.index_dir(DEMO_DATASET), ws.judgments_dir(DEMO_DATASET, DEMO_TASK).parent,
                    ws.overrides_path(DEMO_DATASET, DEMO_TASK).parent):
-        shutil.rmtree(folder, ignore_errors=True)
+        remove_tree(folder)  # never through a link below the workspace root (core.base.files)
 
 
 def _write_sources(ws: Workspace, data: DemoData) -> tuple[Path, Path]:

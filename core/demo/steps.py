@@ -6,10 +6,9 @@ Each step is ``step(ws, *, seed, progress)`` and runs after the import (``DEMO_S
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from core.base.files import write_text_atomic
+from core.base.files import remove_tree, write_text_atomic
 from core.base.progress import Progress, no_progress
 from core.gold.demo import write_demo_gold
 from core.ground_truth.export import export_gt
@@ -113,7 +112,7 @@ def runs_step(ws: Workspace, *, seed: int, progress: Progress | None = None) -> 
     for i, (method, k) in enumerate(jobs):
         progress(i, len(jobs), f"run {method} K={k}")
         run_id = f"demo-{method}-K{k}"
-        shutil.rmtree(ws.runs_dir / run_id, ignore_errors=True)  # a regenerated demo replaces its runs
+        remove_tree(ws.runs_dir / run_id)  # a regenerated demo replaces its runs (a link is removed, not followed)
         config = RunConfig(dataset=DEMO_DATASET, task=DEMO_TASK, policy=DEMO_RUN_POLICY, method=method, k=k,
                            seed=seed, run_id=run_id, options={"n_boot": DEMO_RUN_BOOT})
         execute_run(plan_run(config, ws), make_model(config.model, ws), durable=False)  # rebuilt, not resumed

@@ -9,10 +9,9 @@ timestamps a week apart, so the same code writes the same bytes.
 
 from __future__ import annotations
 
-import shutil
 from typing import Any
 
-from core.base.files import read_jsonl_log, write_json_atomic, write_jsonl_atomic
+from core.base.files import read_jsonl_log, remove_tree, write_json_atomic, write_jsonl_atomic
 from core.base.progress import Progress, no_progress
 from core.gold import store
 from core.gold.answers import expected_answers, write_answers_file
@@ -46,8 +45,8 @@ def demo_item_rows() -> dict[str, list[dict[str, Any]]]:
 def write_demo_gold(ws: Workspace, *, progress: Progress = no_progress) -> dict[str, Any]:
     """Write the demo set, its offline answers and reports (replacing an earlier demo set)."""
     folder = store.set_dir(ws, DEMO_SET)
-    shutil.rmtree(folder, ignore_errors=True)
-    shutil.rmtree(store.answers_dir(ws, DEMO_SET), ignore_errors=True)
+    remove_tree(folder)  # a link there is removed, never followed
+    remove_tree(store.answers_dir(ws, DEMO_SET))
     for stem, rows in demo_item_rows().items():
         write_jsonl_atomic(folder / f"{stem}_eval.jsonl", rows)
     write_json_atomic(folder / CONFIG_NAME, config_as_dict(GoldConfig()))

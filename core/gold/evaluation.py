@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.base.errors import DataError
 from core.base.progress import Progress, no_progress
 from core.base.settings import env
 from core.gold.accuracy import ACCURACY_METHODS, DEFAULT_JUDGE_MODEL, AccuracyContext, make_embedder
@@ -90,6 +91,9 @@ def run_evaluation(ws: Workspace | None, request: EvalRequest, *, client: Any = 
                    progress: Progress = no_progress) -> dict[str, Any]:
     """Load, answer, score: the SPEC §8 report of ``request`` (nothing is written)."""
     items = load_gold_files(request.eval_files)
+    if not items:  # a report of 0 samples would be saved, joined to the history and "compared"
+        raise DataError("no gold items (every line blank or a # comment): nothing to evaluate",
+                        path=", ".join(str(p) for p in request.eval_files))
     method = request.accuracy or request.config.accuracy
     ACCURACY_METHODS[method]  # an unknown name fails before any model is called
     answers = get_answers(ws, items, request, client=client, progress=progress)

@@ -8,8 +8,11 @@ harness's); a set may change its citation patterns, length bands, weights and th
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+import re._constants as _sre  # the parse tree of a pattern: see backtracking_risk
+import re._parser as _parser
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -174,9 +177,43 @@ def status_of(overall: float, *, pass_threshold: float = 0.90, acceptable_thresh
 _TOP_KEYS = {"accuracy", "citation_patterns", "length", "weights", "thresholds", "pass_rate_goal"}
 
 
+MAX_PATTERN = 500  # characters of a citation regex
+
+
+def _repeats(items: Any, *, unbounded_only: bool) -> Iterator[tuple[int, Any]]:
+    """(max, body) of every repeat in a parsed regular expression, at any depth."""
+    for op, arg in items:
+        if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
+            if not unbounded_only or arg[1] == _sre.MAXREPEAT:
+                yield arg[1], arg[2]
+            yield from _repeats(arg[2], unbounded_only=unbounded_only)
+        elif op in (_sre.SUBPATTERN, _sre.ATOMIC_GROUP, _sre.ASSERT, _sre.ASSERT_NOT):
+            yield from _repeats(arg[-1], unbounded_only=unbounded_only)
+        elif op == _sre.BRANCH:
+            for alternative in arg[1]:
+                yield from _repeats(alternative, unbounded_only=unbounded_only)
+
+
+def backtracking_risk(pattern: str) -> str | None:
+    """Why ``pattern`` could take exponential time on a crafted answer (a repeat inside an unbounded
+    repeat, as in ``(a+)+$``), or None. Python's ``re`` has no timeout, so such a pattern would hang
+    ``gold eval`` and the Gold page; it is refused when the set is read.
+
+    >>> backtracking_risk(r"\\[NS\\s*\\d+\\]") is None, backtracking_risk(r"^(a+)+$")
+    (True, 'a repeat inside an unbounded repeat ((x+)+, (x*)*, (x{1,9})+) can take exponential time; simplify it')
+    """
+    if len(pattern) > MAX_PATTERN:
+        return f"a citation pattern is at most {MAX_PATTERN} characters"
+    for _, body in _repeats(_parser.parse(pattern), unbounded_only=True):
+        if any(limit > 1 for limit, _ in _repeats(body, unbounded_only=False)):
+            return "a repeat inside an unbounded repeat ((x+)+, (x*)*, (x{1,9})+) can take exponential time; simplify it"
+    return None
+
+
 def _number(value: Any, *, path: Path, field: str, lo: float = 0.0, hi: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise DataError(f"expected a number, got {type(value).__name__}", path=path, field=field)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        shown = type(value).__name__ if not isinstance(value, float) else repr(value)
+        raise DataError(f"expected a finite number, got {shown}", path=path, field=field)
     if value < lo or (hi is not None and value > hi):
         raise DataError(f"must be between {lo} and {hi}, got {value}", path=path, field=field)
     return float(value)
@@ -201,6 +238,9 @@ def parse_citation_patterns(value: Any, *, path: Path) -> tuple[tuple[str, str],
             re.compile(entry["regex"])
         except re.error as exc:
             raise DataError(f"invalid regular expression: {exc}", path=path, field=f"{where}.regex") from None
+        problem = backtracking_risk(entry["regex"])
+        if problem:
+            raise DataError(problem, path=path, field=f"{where}.regex")
         out.append((entry["name"], entry["regex"]))
     return tuple(out)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from core.base.clock import now_iso
 from core.base.errors import DataError, UnknownNameError
-from core.base.files import read_json, write_json_atomic
+from core.base.files import read_json, remove_file, write_json_atomic
 from core.base.settings import require_writable
 from core.ground_truth import FORMULAS, POLICY_IDS, Formula, Policy, get_definition
 from core.workspace import Workspace, check_name
@@ -296,7 +296,7 @@ def delete_variant(ws: Workspace, name: str) -> None:
     """Remove a saved variant (UnknownNameError when there is none)."""
     require_writable("delete a variant")
     load_variant(ws, name)
-    variant_path(ws, name).unlink()
+    remove_file(variant_path(ws, name), missing_ok=False)
 
 
 # -- variants as first-class definitions ---------------------------------------------------------

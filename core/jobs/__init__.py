@@ -25,7 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from core.base.errors import DataError, WorkbenchError
-from core.base.files import read_json, write_json_atomic, write_text_atomic
+from core.base.files import (
+    make_dirs,
+    open_append,
+    read_json,
+    remove_file,
+    write_json_atomic,
+    write_text_atomic,
+)
 from core.base.registry import Registry
 from core.base.settings import PROJECT_ROOT
 from core.workspace import Workspace, check_name
@@ -98,7 +105,7 @@ def list_jobs(ws: Workspace, kind: str | None = None) -> list[dict[str, Any]]:
 
 
 def _spawn(ws: Workspace, job_id: str) -> int:
-    log = open(jobs_dir(ws) / f"{job_id}.log", "ab")  # noqa: SIM115 - handed to the child process
+    log = open_append(jobs_dir(ws) / f"{job_id}.log")  # handed to the child process; never through a link
     try:
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module, no shell
             [sys.executable, "-m", "core", "--workspace", str(ws.root), "--no-progress", "jobs", "work", job_id],
@@ -115,7 +122,7 @@ def start_job(ws: Workspace, kind: str, args: dict[str, Any], *, label: str = ""
     if spec.admit is not None:
         spec.admit(ws, args)
     job_id = f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{kind}-{secrets.token_hex(3)}"
-    jobs_dir(ws).mkdir(parents=True, exist_ok=True)
+    make_dirs(jobs_dir(ws))
     record = {"job_id": job_id, "kind": kind, "label": label, "args": args, "status": "starting", "pid": None,
               "created_at": _now(), "updated_at": _now(), "progress": {}, "result": None, "error": None,
               "spawned_at_monotonic_wall": time.time()}
@@ -132,7 +139,7 @@ def resume_job(ws: Workspace, job_id: str) -> dict[str, Any]:
         spec.admit(ws, record.get("args") or {})
     if record["status"] in ("running", "starting", "finished"):
         raise WorkbenchError(f"job {job_id} is {record['status']}: nothing to resume")
-    (jobs_dir(ws) / f"{job_id}.cancel").unlink(missing_ok=True)
+    remove_file(jobs_dir(ws) / f"{job_id}.cancel")
     record.update(status="starting", error=None, updated_at=_now(), spawned_at_monotonic_wall=time.time())
     write_json_atomic(job_path(ws, job_id), record)
     record["pid"] = _spawn(ws, job_id)
@@ -175,6 +182,6 @@ def work(ws: Workspace, job_id: str) -> int:
         return 1
     record.update(status="cancelled" if should_stop() or result.get("status") == "cancelled" else "finished",
                   result=result, updated_at=_now())
-    cancel_flag.unlink(missing_ok=True)
+    remove_file(cancel_flag)
     write_json_atomic(job_path(ws, job_id), record)
     return 0

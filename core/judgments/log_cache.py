@@ -121,12 +121,12 @@ def read_cached(log: Path, schema: dict[str, Any], columns: Sequence[str]) -> pl
         return None
     held = 0 if meta is None else int(meta["rows"])
     if meta is None or new.height >= max(1, held // 10):
-        old = pl.read_parquet(cache_paths(log)[0]) if meta else pl.DataFrame(schema=schema).select(cached_columns(schema))
+        old = pl.read_parquet(cache_paths(log)[0], glob=False) if meta else pl.DataFrame(schema=schema).select(cached_columns(schema))
         full = pl.concat([old, new.select(cached_columns(schema))])
         _write(log, full, offset + len(whole), schema)
         rows = full.select(columns)
     else:
-        rows = pl.concat([pl.read_parquet(cache_paths(log)[0], columns=list(columns)), new.select(columns)])
+        rows = pl.concat([pl.read_parquet(cache_paths(log)[0], columns=list(columns), glob=False), new.select(columns)])
     return rows if tail is None else pl.concat([rows, tail.select(columns)])
 
 
@@ -156,6 +156,6 @@ def extend_cache(log: Path, schema: dict[str, Any], appended: Sequence[Appended]
         meta = _valid(log, schema)
         if meta is None or meta["offset"] != first:
             return False
-        old = pl.read_parquet(cache_paths(log)[0])
+        old = pl.read_parquet(cache_paths(log)[0], glob=False)
     _write(log, pl.concat([old, *(a.rows for a in appended)]), appended[-1].end, schema)
     return True

@@ -27,6 +27,7 @@ judgments ground truth uses when no judge is named).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import numbers
@@ -200,8 +201,7 @@ def encode_judgments(spec: Task, dataset: str, judge: str, records: Iterable[dic
 def append_encoded_judgments(path: Path, data: bytes) -> tuple[int, int]:
     """Append lines made by :func:`encode_judgments` to the log at ``path`` (:func:`judgment_path`),
     durably, as :func:`append_judgments` does; returns where they start and end in the file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return append_jsonl_bytes(path, data)
+    return append_jsonl_bytes(path, data)  # makes the folders, never through a link
 
 
 def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.DataFrame:
@@ -212,7 +212,7 @@ def current_text_hashes(ws: Workspace, dataset: str, keys: pl.DataFrame) -> pl.D
         return wanted.with_columns(pl.lit(None, pl.String).alias("current_hash"))
     stats = index_stats(ws, dataset)
     if stats is not None and stats.get("current"):  # the current index holds every review's hash
-        return (pl.scan_parquet(ws.index_dir(dataset) / INDEX_FILE)
+        return (pl.scan_parquet(ws.index_dir(dataset) / INDEX_FILE, glob=False)
                 .select("business_id", pl.col("idx").cast(pl.Int64), pl.col("text_hash").alias("current_hash"))
                 .join(wanted.lazy(), on=["business_id", "idx"], how="inner").collect())
     texts = (scan_reviews(ws, dataset).select("business_id", pl.col("idx").cast(pl.Int64), "text")
@@ -279,7 +279,7 @@ def read_log(ws: Workspace, dataset: str, task: str, judge: str, *,
     if cached is not None:
         return cached.with_row_index("_seq")
     try:
-        df = pl.scan_ndjson(path, schema=schema).select(wanted).collect()
+        df = pl.scan_ndjson(glob.escape(str(path)), schema=schema).select(wanted).collect()  # a [ in the workspace path is no pattern
     except pl.exceptions.PolarsError:
         # a line torn by a killed writer: fall back to the tolerant reader
         df = pl.DataFrame([{k: r.get(k) for k in schema} for r in read_jsonl_log(path)], schema=schema,

@@ -8,8 +8,8 @@ the rater skipped come after all others. The chosen item is reserved for the rat
 project's reservation time; asking again while it is reserved returns the same item.
 
 Repeat audits: when no first-pass item is left for the rater, items they rated least, then with
-the fewest ratings, then oldest; the item they rated last goes to the back. A repeat is a new
-rating row and never counts toward the target.
+the fewest ratings, then oldest; never the item they rated last, and each item at most once more
+(then there is nothing left to do). A repeat is a new rating row and never counts toward the target.
 
 Nothing lost, nothing claimed falsely. A submission answers a reservation (its token, the
 "round"). The same rater submitting the same round again — the same rater code open in two tabs —
@@ -107,6 +107,24 @@ def check_score(score: Any) -> float:
     if not -1.0 <= score <= 1.0:
         raise ValueError(f"score must lie in [-1, 1], got {score!r}")
     return round(float(score), 6)
+
+
+MAX_NOTES = 10_000  # characters of a rating's notes
+
+
+def check_notes(notes: Any) -> str | None:
+    """A rating's notes: text (stripped; empty is None) of at most :data:`MAX_NOTES` characters.
+
+    >>> check_notes("  hedges  "), check_notes("")
+    ('hedges', None)
+    """
+    if notes is None:
+        return None
+    if not isinstance(notes, str):
+        raise ValueError(f"notes must be text, got {type(notes).__name__}")
+    if len(notes) > MAX_NOTES:
+        raise ValueError(f"notes must be at most {MAX_NOTES:,} characters, got {len(notes):,}")
+    return notes.strip() or None
 
 
 
@@ -264,7 +282,7 @@ def submit_rating(store: LabelStore, project: Project, rater: str, item_id: int,
     Raises:
         WorkbenchError: the item is in another project, or it has the raters it needs.
     """
-    score = check_score(score)
+    score, notes = check_score(score), check_notes(notes)
     with store.write() as conn:
         settings = _locked(conn, store, project)
         now = store.clock()
@@ -305,6 +323,7 @@ def correct(store: LabelStore, project: Project, rater: str, rating_id: int, sco
             gives the value now in force).
     """
     score = check_score(score) if score is not None else None
+    notes = check_notes(notes)
     with store.write() as conn:
         settings = _locked(conn, store, project)
         score, answers_json = _answer(settings, score, answers)

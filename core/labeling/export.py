@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.errors import DataError
-from core.base.files import jsonl_objects, write_jsonl_atomic
+from core.base.files import jsonl_objects, require_file, write_jsonl_atomic
 from core.base.progress import Progress
 from core.base.settings import require_writable
 from core.labeling import consensus as cons
@@ -167,8 +167,7 @@ def import_reviews(store: LabelStore, project: Project, path: str | Path, *, cre
     """
     require_writable("import labels")
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+    require_file(path)  # missing, or a folder / device / pipe named as such
     lines = sorted(_parse_review_lines(path, project.name), key=lambda x: (x["created_at"], x["line"]))
     report = ImportReport(details={"items_created": 0, "raters": sorted({x["rater"] for x in lines})})
     with store.write() as conn:

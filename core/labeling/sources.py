@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.base.errors import DataError
-from core.base.files import jsonl_objects, read_json
+from core.base.files import jsonl_objects, read_json, require_file
 from core.datasets.db import Database
 from core.workspace import Workspace, check_name
 
@@ -180,8 +180,7 @@ def parse_items_file(path: str | Path, *, dataset: str, fmt: str = "auto") -> It
     """Dispatch on ``fmt`` (``auto`` detects it); see :data:`FORMATS`."""
     path = Path(path)
     dataset_name(dataset, path=None, line=None)
-    if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+    require_file(path)  # missing, or a folder / device / pipe named as such
     fmt = detect_format(path) if fmt == "auto" else fmt
     parsers = {"items": parse_items_jsonl, "results": parse_results_json, "run": parse_run_jsonl}
     if fmt not in parsers:

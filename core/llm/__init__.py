@@ -28,7 +28,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from core.base.errors import UnknownNameError, WorkbenchError
-from core.base.files import append_jsonl, read_jsonl_log
+from core.base.files import append_jsonl, json_problem, read_jsonl_log
 from core.base.settings import env, openai_settings, redact, require_writable
 from core.jobs.execution import AppendLog
 
@@ -154,7 +154,7 @@ def parse_json_content(content: str | None) -> tuple[Any, str | None]:
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return None, f"invalid JSON: {json_problem(exc, with_line=True)}"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ model, so both score with the one policy definition.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from string import Template
@@ -137,8 +138,8 @@ def validate_contract(answer: Any, scale: Sequence[str]) -> tuple[dict[str, Any]
     if verdict not in scale:
         return answer, f"verdict {verdict!r} is not one of: {', '.join(scale)}"
     score = answer.get("risk_score")
-    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
-        return answer, f"risk_score {score!r} is not a number"
+    if score is not None and (isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score)):
+        return answer, f"risk_score {score!r} is not a finite number"  # NaN would rank as 0 and be written as bare NaN
     evidences = answer.get("evidences", [])
     if not isinstance(evidences, list) or not all(isinstance(e, dict) and "review_id" in e for e in evidences):
         return answer, "evidences must be a list of objects with a review_id"

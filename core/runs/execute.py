@@ -19,7 +19,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from core.base.files import write_json_atomic
+from core.base.files import make_dirs, remove_file, write_json_atomic
 from core.base.progress import Progress, no_progress
 from core.jobs.execution import ExecutionReport, execute_async, read_log, run_sync
 from core.llm import EndpointAuthError, LLMCallError
@@ -118,8 +118,8 @@ async def execute_run_async(
     method = METHODS[config.method]
     if method.uses_llm:
         await llm.check()  # a refused key stops here, before the run folder exists
-    plan.run_dir.mkdir(parents=True, exist_ok=True)
-    (plan.run_dir / CANCEL_FILE).unlink(missing_ok=True)
+    make_dirs(plan.run_dir)  # never through a link planted below the workspace root (core.base.files)
+    remove_file(plan.run_dir / CANCEL_FILE)
     write_json_atomic(plan.run_dir / CONFIG_FILE, {
         **plan.as_dict(), "method_description": method.description, "prompts": list(method.prompts),
         "offline": bool(getattr(llm, "offline", False)) or not method.uses_llm, "created_at": _now(),
@@ -146,7 +146,7 @@ async def execute_run_async(
     )
     if report.cancelled:
         state.update(report, None, status="cancelled", force=True)
-        (plan.run_dir / CANCEL_FILE).unlink(missing_ok=True)
+        remove_file(plan.run_dir / CANCEL_FILE)
         return state.status
     samples = read_log(plan.run_dir / SAMPLES_FILE)
     finalize_results(plan, samples, status=state.status)

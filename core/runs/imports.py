@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from core.base.errors import DataError, WorkbenchError
-from core.base.files import read_json, sha256_file
+from core.base.files import read_json, require_file, sha256_file
 from core.base.settings import require_writable
 from core.metrics import score_results
 from core.metrics.score import resolve_policy
 from core.metrics.xnot import is_xnot_detailed, results_from_xnot
-from core.runs.records import write_results
+from core.runs.records import check_samples, write_results
 from core.runs.results import N_BOOT, validate_results
 from core.workspace import Workspace, check_name
 
@@ -44,11 +44,18 @@ def _pair(entry: dict[str, Any], name: str) -> tuple[Any, Any]:
     return entry.get(f"predicted_{name}", value), entry.get(f"gt_{name}", entry.get(f"ground_truth_{name}"))
 
 
+MAX_K = 100_000  # reviews per restaurant a run may claim to have read
+
+
 def _xnot_entries(payload: Any, path: Path) -> list[dict[str, Any]]:
     if isinstance(payload, dict) and isinstance(payload.get("results"), list):
         payload = payload["results"]
     elif isinstance(payload, dict) and isinstance(payload.get("restaurants"), dict):
-        payload = [{"restaurant": k, **v} for k, v in payload["restaurants"].items() if isinstance(v, dict)]
+        bad = next((k for k, v in payload["restaurants"].items() if not isinstance(v, dict)), None)
+        if bad is not None:  # never dropped silently: the run would be scored on fewer restaurants
+            raise DataError(f"expected an object per restaurant, got {type(payload['restaurants'][bad]).__name__}",
+                            path=path, field=f"restaurants.{bad}")
+        payload = [{"restaurant": k, **v} for k, v in payload["restaurants"].items()]
     if not isinstance(payload, list):
         raise DataError("expected a list of per-restaurant records (xnot detailed_results.json)", path=path)
     for i, entry in enumerate(payload):
@@ -69,8 +76,8 @@ def convert_xnot(payload: Any, path: Path) -> dict[str, Any]:
             "business_id": str(entry.get("business_id") or name), "name": name, "verdict": verdict,
             "risk_score": score, "parsed": None, "response": json.dumps(entry, ensure_ascii=False, default=str),
             "gt_verdict": gt_verdict, "correct": None if gt_verdict is None else verdict == gt_verdict,
-            "prompt_tokens": int(entry.get("prompt_tokens") or 0), "completion_tokens": int(entry.get("completion_tokens") or 0),
-            "cost_usd": float(entry.get("cost_usd") or 0.0), "latency_ms": None, "llm_calls": int(entry.get("llm_calls") or 0),
+            "prompt_tokens": entry.get("prompt_tokens") or 0, "completion_tokens": entry.get("completion_tokens") or 0,
+            "cost_usd": entry.get("cost_usd") or 0.0, "latency_ms": None, "llm_calls": entry.get("llm_calls") or 0,
         })
     judged = [s for s in samples if s["gt_verdict"] is not None]
     correct = sum(1 for s in judged if s["correct"])
@@ -96,8 +103,7 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     """Convert and store a run made elsewhere; returns {run_id, format, n, path}."""
     require_writable("import a run")
     source = Path(source)
-    if not source.exists():
-        raise FileNotFoundError(f"no such file: {source}")
+    require_file(source)  # missing, or a folder / device / pipe named as such
     payload = read_json(source)
     fmt = detect_format(payload)
     gt = None
@@ -110,7 +116,15 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
     defaults = {"name": None, "verdict": None, "risk_score": None, "parsed": None, "response": None, "gt_verdict": None,
                 "correct": None, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": None, "latency_ms": None,
                 "llm_calls": 0}
-    converted["results"] = [{**defaults, **s} if isinstance(s, dict) else s for s in converted.get("results") or []]
+    samples = converted.get("results")
+    if not isinstance(samples, list) or not samples:
+        raise DataError("no samples: a run needs at least one restaurant's result", path=source, field="results")
+    check_samples(samples, source)  # types, finite scores, each business_id once (as score checks them)
+    k = converted.get("k")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K):
+        raise DataError(f"expected a whole number of reviews from 1 to {MAX_K} (or null), got {k!r:.40}", path=source,
+                        field="k")
+    converted["results"] = [{**defaults, **s} for s in samples]
     for key in ("config", "n", "timestamp", "accuracy", "correct", "total"):
         converted.setdefault(key, {} if key == "config" else None if key == "accuracy" else 0 if key != "timestamp" else "")
     stamp = datetime.now(UTC)

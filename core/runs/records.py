@@ -20,7 +20,7 @@ instead of parsing every results.json). Writes are atomic.
 
 from __future__ import annotations
 
-import shutil
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from core.base.errors import DataError
-from core.base.files import read_json, write_json_atomic
+from core.base.files import atomic_dir, read_json, write_bytes_atomic, write_json_atomic
 from core.metrics.badges import facts_of
 from core.workspace import Workspace, check_name
 
@@ -76,10 +76,55 @@ def load_results(path: str | Path) -> dict[str, Any]:
     samples = payload.get("results")
     if not isinstance(samples, list):
         raise DataError("expected a 'results' list of samples", path=path, field="results")
-    for i, s in enumerate(samples):
-        if not isinstance(s, dict) or "business_id" not in s:
-            raise DataError("a sample must be an object with business_id", path=path, field=f"results[{i}]")
+    check_samples(samples, path)
     return payload
+
+
+_TEXT_FIELDS = ("name", "verdict", "gt_verdict", "response", "error")
+_COUNT_FIELDS = ("prompt_tokens", "completion_tokens", "llm_calls", "cached_calls")
+_NUMBER_FIELDS = ("risk_score", "cost_usd", "latency_ms")
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _sample_problem(s: Any) -> tuple[str, str] | None:
+    """(field, problem) of the first thing wrong with one sample, or None."""
+    if not isinstance(s, dict) or "business_id" not in s:
+        return "", "a sample must be an object with business_id"
+    if not isinstance(s["business_id"], str) or not s["business_id"]:
+        return "business_id", f"expected a non-empty string, got {s['business_id']!r:.40}"
+    for key in _NUMBER_FIELDS:
+        if s.get(key) is not None and not _finite(s[key]):
+            return key, f"expected a finite number or null, got {s[key]!r:.40}"
+    for key in _COUNT_FIELDS:
+        value = s.get(key)
+        if value is not None and not (_finite(value) and value == int(value) and 0 <= value < 1e15):
+            return key, f"expected a whole number of at least 0, got {value!r:.40}"
+    for key in _TEXT_FIELDS:
+        if s.get(key) is not None and not isinstance(s[key], str):
+            return key, f"expected a string or null, got {type(s[key]).__name__}"
+    if s.get("parsed") is not None and not isinstance(s["parsed"], dict):
+        return "parsed", f"expected an object or null, got {type(s['parsed']).__name__}"
+    return None
+
+
+def check_samples(samples: list[Any], path: str | Path) -> None:
+    """Refuse, naming file and field, a sample that is not an object with a business_id, a field of
+    the wrong type (a score that is NaN or infinite, a token count of "x"), and a business_id that
+    appears twice: a restaurant is scored once (as an answers file's sample_id is), never counted
+    twice into n and the rates."""
+    seen: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        problem = _sample_problem(s)
+        if problem is not None:
+            field, message = problem
+            raise DataError(message, path=path, field=f"results[{i}].{field}" if field else f"results[{i}]")
+        first = seen.setdefault(s["business_id"], i)
+        if first != i:
+            raise DataError(f"business_id {s['business_id']!r:.60} appears twice (results[{first}] and results[{i}]): "
+                            "a restaurant is scored once", path=path, field=f"results[{i}].business_id")
 
 
 def write_results(folder: Path, scored: Mapping[str, Any]) -> Path:
@@ -184,12 +229,8 @@ def archive_scoring(folder: Path) -> Path:
     folder renamed into place, so a killed process leaves no half history entry."""
     base = folder / HISTORY_DIR
     target = base / f"{len(history(folder)) + 1:03d}"
-    scratch = base / f".{target.name}.partial"
-    if scratch.exists():
-        shutil.rmtree(scratch)
-    scratch.mkdir(parents=True)
-    for name in (RESULTS_FILE, SUMMARY_FILE, GT_FILE):
-        if (folder / name).exists():
-            shutil.copy2(folder / name, scratch / name)
-    scratch.rename(target)
+    with atomic_dir(target, staging=base) as scratch:  # never through a link (core.base.files)
+        for name in (RESULTS_FILE, SUMMARY_FILE, GT_FILE):
+            if (folder / name).exists():
+                write_bytes_atomic(scratch / name, (folder / name).read_bytes())
     return target

@@ -40,6 +40,8 @@ DEFAULT_FACTORS = DATA_DIR / "rent_factors.json"
 SYSTEM_PROMPT = "You are a helpful assistant."
 ROLE_SWAPS: tuple[tuple[str, str], ...] = (("landlord", "tenant"), ("landlords", "tenants"))
 MAX_SWAPS, MAX_SWAP_WORDS = 4, 8
+PLACEHOLDERS = ("base_rent", "amount", "relationship")  # what a template may say in braces
+MAX_LEVELS, MAX_AMOUNT, MAX_PROMPTS = 100, 10**9, 100_000
 _TOKEN = re.compile(r"\{\w+\}|\w+|[^\w\s]")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
@@ -134,6 +136,12 @@ def read_templates(path: str | Path = DEFAULT_TEMPLATES) -> list[Template]:
         problem = mirror_problem(texts["landlord"], texts["tenant"], swaps)
         if problem:
             raise DataError(f"landlord/tenant pair is not mirrored: {problem}", path=path, line=n, field="tenant")
+        for p, text in texts.items():  # filled by plain substitution: no format spec, index or attribute
+            unknown = sorted(set(_PLACEHOLDER.findall(text)) - set(PLACEHOLDERS))
+            if unknown or "{" in _PLACEHOLDER.sub("", text) or "}" in _PLACEHOLDER.sub("", text):
+                what = f"unknown placeholder {{{unknown[0]}}}" if unknown else "a { or } that is not a placeholder"
+                raise DataError(f"{what}; a template may use {', '.join('{' + h + '}' for h in PLACEHOLDERS)}",
+                                path=path, line=n, field=p)
         holders = {p: _PLACEHOLDER.findall(t) for p, t in texts.items()}
         if sorted(holders["neutral"]) != sorted(holders["landlord"]):
             raise DataError(f"neutral text has placeholders {holders['neutral']}, the pair has "
@@ -152,14 +160,27 @@ def read_factors(path: str | Path = DEFAULT_FACTORS) -> dict[str, Any]:
         raise DataError("expected a JSON object", path=path)
     for name in ("base_rent", "amount"):
         values = doc.get(name)
-        if not isinstance(values, list) or not values or not all(isinstance(v, int) and v > 0 for v in values):
-            raise DataError("expected a list of positive whole amounts", path=path, field=name)
+        if not isinstance(values, list) or not 0 < len(values) <= MAX_LEVELS or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_AMOUNT for v in values):
+            raise DataError(f"expected a list of 1 to {MAX_LEVELS} whole amounts from 1 to {MAX_AMOUNT:,}", path=path,
+                            field=name)
     rel = doc.get("relationship_quality")
     phrases = doc.get("relationship_phrases") or {}
-    if not isinstance(rel, list) or not rel or not all(isinstance(v, str) and v in phrases for v in rel):
-        raise DataError("expected levels that each have a phrase in relationship_phrases", path=path,
-                        field="relationship_quality")
+    if not isinstance(rel, list) or not 0 < len(rel) <= MAX_LEVELS or not all(
+            isinstance(v, str) and isinstance(phrases.get(v), str) and len(phrases[v]) <= 500 for v in rel):
+        raise DataError(f"expected 1 to {MAX_LEVELS} levels that each have a phrase (at most 500 characters) in "
+                        "relationship_phrases", path=path, field="relationship_quality")
     return doc
+
+
+def fill(template: str, values: dict[str, Any]) -> str:
+    """``template`` with each ``{name}`` replaced by ``values[name]`` (plain text: no format spec,
+    index or attribute, as :func:`read_templates` checked).
+
+    >>> fill("rent {base_rent}, raise {amount}", {"base_rent": 600, "amount": 50})
+    'rent 600, raise 50'
+    """
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)
 
 
 def build_grid(templates: list[Template], factors: dict[str, Any], *, template_ids: Iterable[str] | None = None,
@@ -172,6 +193,11 @@ def build_grid(templates: list[Template], factors: dict[str, Any], *, template_i
     """
     keep = set(template_ids) if template_ids is not None else None
     levels = {name: list((levels or {}).get(name, factors[name])) for name in FACTOR_NAMES}
+    size = len(PERSPECTIVES) * len([t for t in templates if keep is None or t.template_id in keep])
+    for name in FACTOR_NAMES:
+        size *= len(levels[name])
+    if size > MAX_PROMPTS:  # counted before anything is built: a 400 x 400 factor file is refused at once
+        raise ValueError(f"the grid would have {size:,} prompts; at most {MAX_PROMPTS:,} (fewer templates or levels)")
     prompts = []
     for t in templates:
         if keep is not None and t.template_id not in keep:
@@ -181,7 +207,7 @@ def build_grid(templates: list[Template], factors: dict[str, Any], *, template_i
             values = {"base_rent": base_rent, "amount": amount,
                       "relationship": factors["relationship_phrases"][rel]}
             for perspective in PERSPECTIVES:
-                text = t.texts[perspective].format(**values)
+                text = fill(t.texts[perspective], values)
                 prompts.append({
                     "prompt_id": f"{scenario_id}.{perspective}", "scenario_id": scenario_id,
                     "template_id": t.template_id, "perspective": perspective,

@@ -14,7 +14,7 @@ import numpy as np
 from core.base.progress import Progress, no_progress
 from core.study.runs import read_run, write_scored_run
 from core.study.scorer.apply import score_texts
-from core.study.scorer.model import TrainedScorer
+from core.study.scorer.model import MODEL_FILE, TrainedScorer
 
 
 def apply_to_run(scorer: TrainedScorer, run_path: str | Path, out_path: str | Path, *,
@@ -24,7 +24,7 @@ def apply_to_run(scorer: TrainedScorer, run_path: str | Path, out_path: str | Pa
     ok = [i for i, r in enumerate(records) if r.get("response_text") is not None]
     scores = score_texts(scorer, [records[i]["response_text"] for i in ok], progress=progress)
     by_index = dict(zip(ok, scores.tolist(), strict=True))
-    sha = (scorer.manifest.get("files") or {}).get("model.joblib")
+    sha = (scorer.manifest.get("files") or {}).get(MODEL_FILE)
     scored = [{**r, "scorer_model": scorer.name, "scorer_kind": scorer.manifest["kind"], "scorer_sha256": sha,
                "score": None if i not in by_index else round(by_index[i], 6)} for i, r in enumerate(records)]
     n = write_scored_run(out_path, scored)

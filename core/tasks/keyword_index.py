@@ -248,9 +248,9 @@ def build_index(ws: Workspace, dataset: str, *, tasks: Sequence[str] | None = No
     # the reviews table is sorted by (business_id, idx) by contract (and locked); its text_hash
     # column (written at import) is used when there, else the hashes are computed here
     path = ws.dataset_dir(dataset) / TABLES[1]
-    stored_hash = "text_hash" in pl.read_parquet_schema(path)
+    stored_hash = "text_hash" in pl.scan_parquet(path, glob=False).collect_schema()
     reviews = pl.read_parquet(path, columns=["business_id", "review_id", "idx", "text",
-                                             *(["text_hash"] if stored_hash else [])])
+                                             *(["text_hash"] if stored_hash else [])], glob=False)
     hashes = reviews["text_hash"] if stored_hash else None
     reviews = reviews.select(pl.lit(dataset).alias("dataset"), "business_id", "review_id", pl.col("idx").cast(pl.Int32),
                              "text")
@@ -288,10 +288,10 @@ def _current_index(ws: Workspace, dataset: str, n: int, rebuilt: set[str], *,
     path, stats_path = ws.index_dir(dataset) / INDEX_FILE, ws.index_dir(dataset) / STATS_FILE
     if not path.exists() or not stats_path.exists() or not _is_current(ws, dataset, _read_stats(stats_path)):
         return None
-    keep = [c for c in pl.read_parquet_schema(path) if c.startswith("kw_") and c not in rebuilt]
+    keep = [c for c in pl.scan_parquet(path, glob=False).collect_schema() if c.startswith("kw_") and c not in rebuilt]
     if not keep and not need_hashes:
         return None
-    old = pl.read_parquet(path, columns=[*(["text_hash"] if need_hashes else []), *keep])
+    old = pl.read_parquet(path, columns=[*(["text_hash"] if need_hashes else []), *keep], glob=False)
     return old if old.height == n else None
 
 
@@ -318,7 +318,7 @@ def load_index(ws: Workspace, dataset: str) -> pl.DataFrame:
         raise IndexMissingError(f"no keyword index for dataset {dataset!r}: {hint}")
     if not stats["current"]:
         raise IndexMissingError(f"the keyword index of dataset {dataset!r} is out of date (reviews changed): {hint}")
-    return pl.read_parquet(ws.index_dir(dataset) / INDEX_FILE)
+    return pl.read_parquet(ws.index_dir(dataset) / INDEX_FILE, glob=False)
 
 
 def matched_reviews(ws: Workspace, dataset: str, task: str, *, with_text: bool = False) -> pl.DataFrame:
@@ -338,8 +338,8 @@ def matched_reviews(ws: Workspace, dataset: str, task: str, *, with_text: bool =
     )
     if with_text:
         folder = ws.dataset_dir(dataset)
-        reviews = pl.read_parquet(folder / TABLES[1], columns=["business_id", "idx", "text", "date", "stars", "useful"])
-        rest = pl.read_parquet(folder / TABLES[0], columns=["business_id", "name", "categories"])
+        reviews = pl.read_parquet(folder / TABLES[1], columns=["business_id", "idx", "text", "date", "stars", "useful"], glob=False)
+        rest = pl.read_parquet(folder / TABLES[0], columns=["business_id", "name", "categories"], glob=False)
         out = out.join(reviews.with_columns(pl.col("idx").cast(pl.Int32)), on=["business_id", "idx"], how="left")
         out = out.join(rest, on="business_id", how="left")
     return out.sort("business_id", "idx")

@@ -25,6 +25,7 @@ from core.runs import list_runs
 from core.runs.impact import diff_versions
 from core.runs.rescore import rescore_run
 from core.ui import hosting
+from core.ui.text import show
 from core.workspace import Workspace
 
 K_RUN = "gt.runs.run"
@@ -61,7 +62,8 @@ def runs_section(ws: Workspace, dataset: str, task: str, base: str) -> None:
     key = _stale_key(ws, dataset, task)
     rows = _runs_of(str(ws.root), dataset, task, base, key)
     if not rows:
-        st.info(f"No run of this dataset was scored against GT computed with {base}. Launch one on the Runs page.")
+        show(st.info, "No run of this dataset was scored against GT computed with {base}. Launch one on the Runs page.",
+             base=base)
         return
     st.dataframe(pl.DataFrame(rows), hide_index=True, width="stretch", placeholder="—", column_config={
         "run_id": "Run", "k": "K", "gt": st.column_config.TextColumn("GT version", help="A digest of the GT's inputs"),
@@ -129,4 +131,4 @@ def write_button(ws: Workspace, dataset: str, task: str, chosen: Any, k: int | N
         except (WorkbenchError, ValueError) as exc:
             st.error(str(exc))
             return
-        st.success(f"Wrote {result.files[0]['path']}")
+        show(st.success, "Wrote {path}", path=result.files[0]["path"])

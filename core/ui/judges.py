@@ -14,6 +14,7 @@ import streamlit as st
 from core import ui
 from core.judgments.judges import charts
 from core.ui import cache
+from core.ui.text import show
 from core.workspace import Workspace
 
 K_A, K_B, K_DEF = "gt.compare.a", "gt.compare.b", "gt.compare.definition"
@@ -53,8 +54,8 @@ def render_compare_judges(ws: Workspace, dataset: str, task: str, judges: list[s
         st.info("Pick two different judges.")
         return
     report = cache.judge_comparison(ws, dataset, task, a, b, definition, ks)
-    st.caption(f"{report['n_both']:,} reviews judged by both; {len(report['only_a']):,} only by {a}, "
-               f"{len(report['only_b']):,} only by {b}. Values after human corrections.")
+    show(st.caption, "{both} reviews judged by both; {n_a} only by {a}, {n_b} only by {b}. Values after human corrections.",
+         both=f"{report['n_both']:,}", n_a=f"{len(report['only_a']):,}", a=a, n_b=f"{len(report['only_b']):,}", b=b)
     table = pl.DataFrame([
         {"K": "all" if v["k"] is None else str(v["k"]), "Restaurants": v["n_restaurants"],
          "Verdict agreement": f"{100 * v['verdict_agreement']:.1f} %" if v["verdict_agreement"] is not None else "—",
@@ -95,8 +96,8 @@ def _differing(report: dict[str, Any], dataset: str, definition: str) -> None:
         st.success("Both judges give the same verdict for every restaurant at these K.")
         return
     n = sum(len(v["differing"]) for v in report["verdicts"])
-    st.markdown(f"**{n} restaurant × K verdicts differ** (A = {report['a']}, B = {report['b']}; each row a review "
-                "whose judgments differ). Open one in Trace to see its reviews and correct a judgment there.")
+    show(st.markdown, "**{n} restaurant × K verdicts differ** (A = {a}, B = {b}; each row a review whose judgments "
+         "differ). Open one in Trace to see its reviews and correct a judgment there.", n=n, a=report["a"], b=report["b"])
     st.dataframe(pl.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"Trace": st.column_config.LinkColumn("Trace", display_text="open", width="small"),
                                 "K": st.column_config.TextColumn("K", width="small"),

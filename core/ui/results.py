@@ -47,6 +47,7 @@ from core.runs.records import (
 )
 from core.runs.rescore import gt_status, lineage_of, rescore_run, status_line
 from core.ui import hosting
+from core.ui.text import safe, show
 from core.workspace import Workspace
 
 Stamp = tuple[str, int, int]
@@ -197,8 +198,8 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
     try:
         policy = resolve_policy(policy_id, Workspace(Path(root)))
     except UnknownNameError:
-        st.warning(f"This run's policy {policy_id!r} is not in this workspace: the recomputed verdict is the one "
-                   "stored with the run.", icon=":material/warning:")
+        st.warning(safe("This run's policy {policy} is not in this workspace: the recomputed verdict is the one "
+                        "stored with the run.", policy=repr(policy_id)), icon=":material/warning:")
         policy = None
     d = mv.sample_detail(run, business_id, texts, policy=policy)
     tokens = int(sample.get("prompt_tokens") or 0) + int(sample.get("completion_tokens") or 0)
@@ -236,7 +237,7 @@ def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: st
                      hide_index=True, placeholder="—", width="stretch")
     for rid in ids:
         snippets = [e["snippet"] for e in d["evidences"] if e["review_id"] == rid and e["snippet"]]
-        with st.expander(f"Review {rid}" + ("" if rid in texts else " (text not in this workspace)")):
+        with st.expander(safe("Review {rid}", rid=rid) + ("" if rid in texts else " (text not in this workspace)")):
             if rid in texts:
                 st.html('<div style="white-space:pre-wrap;line-height:1.5">' + mv.highlight(texts[rid], snippets) + "</div>")
             else:
@@ -346,7 +347,7 @@ def before_after(ws: Any, stamp: Stamp) -> None:
     folder = Path(stamp[0]).parent
     earlier = history(folder)[-1] / "results.json"
     old = lineage_of(load_results(earlier)) or {}
-    with st.expander(f"Before and after the GT change (rescored {run.get('rescored_at') or ''})", expanded=True):
+    with st.expander(safe("Before and after the GT change (rescored {at})", at=run.get("rescored_at") or ""), expanded=True):
         st.text(f"before: {describe_gt(old)}\nafter:  {describe_gt(lineage_of(run))}")
         st.dataframe(_before_after(stamp, str(earlier)), hide_index=True, placeholder="—", width="stretch",
                      column_config={c: NumberColumn(format="%+.1f" if c.startswith("change") else "%.1f")
@@ -362,7 +363,7 @@ def compare_gt_note(ws: Any, picked: tuple[Stamp, ...], labels: list[str]) -> No
     ks = {load_run(s).get("k") for s in picked}
     versions = {s["version"] for s in statuses}
     if len(versions) == 1 and len(ks) == 1:
-        st.caption(f"All {len(picked)} runs were scored against the same GT: {statuses[0]['description']}")
+        show(st.caption, "All {n} runs were scored against the same GT: {gt}", n=len(picked), gt=statuses[0]["description"])
         return
     st.warning("These runs were scored against different GTs" + (" and K" if len(ks) > 1 else "") + ": paired "
                "differences, newly failing / fixed and every *real* use only the restaurants whose GT verdict is the "

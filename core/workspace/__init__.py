@@ -23,7 +23,11 @@ sources/{dataset}/                        source files written by the workbench 
 
 Every name that becomes part of a path goes through :func:`check_name`, and every path is built by
 a method here that goes through :meth:`Workspace.path_inside`, which refuses a path resolving
-outside the root (a ``..``, an absolute path, a symlink pointing out).
+outside the root (a ``..``, an absolute path, a symlink pointing out). That is the early check;
+the wall is at the moment of writing: a Workspace registers its root with
+:func:`core.base.files.confine`, and every write, append, folder made or file deleted below it
+(:mod:`core.base.files`) reaches its folder from the root without following a link, so a link planted
+anywhere below the root, including below an area folder, never redirects a write.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.base.files import write_json_atomic
+from core.base.files import confine, write_json_atomic
 
 FORMAT_VERSION = 1
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -85,6 +89,7 @@ class Workspace:
     def __post_init__(self) -> None:
         if not isinstance(self.root, Path):
             object.__setattr__(self, "root", Path(self.root))
+        confine(self.root)  # writes below the root never follow a link (core.base.files)
 
     def ensure(self, name: str | None = None) -> Workspace:
         """Create the folder and its ``workspace.json`` if missing."""

@@ -14,13 +14,13 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from core.base.errors import WorkbenchError
+from core.base.files import open_regular, remove_file, remove_tree
 from core.workspace import Workspace, check_name
 
 _HELD: dict[str, tuple[int, int, int]] = {}  # path -> (thread id, fd, depth)
@@ -79,8 +79,8 @@ def hold(path: Path, what: str) -> Iterator[None]:
             _HELD.pop(key, None)
         # unlinked while still held: a process that opened the old file finds it replaced (_acquire
         # checks) and a failed or finished writer leaves no file behind
-        with contextlib.suppress(OSError):
-            path.unlink()
+        with contextlib.suppress(OSError, ValueError):
+            remove_file(path)
         with contextlib.suppress(OSError):
             path.parent.rmdir()  # only when empty
         os.close(fd)
@@ -89,8 +89,7 @@ def hold(path: Path, what: str) -> Iterator[None]:
 def _acquire(path: Path, what: str) -> int:
     for _ in range(100):
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_regular(path, os.O_RDWR)  # its folder made; never through a link (core.base.files)
         except FileNotFoundError:  # the folder was removed between the two calls
             continue
         try:
@@ -160,7 +159,7 @@ def clean_leftovers(ws: Workspace) -> list[str]:
     """
     removed: list[str] = []
     candidates: list[tuple[Path, Path | None]] = []
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError):  # ValueError: a planted link (left alone)
         if ws.staging_dir.is_dir():
             for entry in ws.staging_dir.iterdir():
                 candidates.append((entry, ws.locks_dir / f"{entry.name}.lock"))
@@ -176,19 +175,17 @@ def clean_leftovers(ws: Workspace) -> list[str]:
             # taking the writer's lock proves no writer runs (a killed one's lock is free again);
             # releasing it deletes a lock file a killed writer left behind
             with hold(lock, "a writer") if lock is not None else contextlib.nullcontext():
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
-                else:
-                    entry.unlink()
+                remove_tree(entry)  # a link is removed, never followed
                 removed.append(str(entry))
-        except (LockBusyError, OSError):
+        except (LockBusyError, OSError, ValueError):
             continue
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ValueError):
         stale = [p for p in ws.locks_dir.glob("*.lock")] if ws.locks_dir.is_dir() else []
         for lock in stale:
             with contextlib.suppress(LockBusyError, OSError), hold(lock, "a writer"):
                 pass  # released at once: a killed writer's lock file is deleted
-    remove_empty(ws.staging_dir, ws.locks_dir)
+    with contextlib.suppress(ValueError):
+        remove_empty(ws.staging_dir, ws.locks_dir)
     return removed
 
 

@@ -128,7 +128,7 @@ def test_a_run_link_from_the_runs_page_selects_that_run(app_factory, results_ws)
 
 
 def test_a_degenerate_run_gets_no_tick_and_says_why(app_factory, small_demo, tmp_path):
-    """The "no incident everywhere" run (tests.core.test_metrics_badges): its headline shows ⚠/✗ with the
+    """The "no incident everywhere" run (tests.helpers.metrics): its headline shows ⚠/✗ with the
     reasons, accuracy beside its majority baseline, the incidents line, an amos spec fallback, and the PR
     curve drawn at its AP (the prevalence), not flat at precision 1."""
     from tests.helpers.charts import drawn_areas

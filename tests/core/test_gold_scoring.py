@@ -124,7 +124,7 @@ def test_config_weights_and_thresholds(tmp_path):
     ({"citation_patterns": [{"name": "x", "regex": "[unclosed"}]}, r"citation_patterns\[0\].regex': invalid regular expression"),
     ({"accuracy": "bleu"}, r"field 'accuracy': unknown accuracy method 'bleu'; valid: jaccard, tfidf, embedding, llm-judge"),
     ({"weights": {"accuracy": 0.9}}, r"weights must sum to 1"),
-    ({"length": {"optimal_min": "100"}}, r"field 'length.optimal_min': expected a number"),
+    ({"length": {"optimal_min": "100"}}, r"field 'length.optimal_min': expected a finite number"),
     ({"colour": "red"}, r"field 'colour': unknown setting"),
     ({"thresholds": {"pass": 0.5, "acceptable": 0.7}}, r"acceptable must not exceed pass"),
 ])

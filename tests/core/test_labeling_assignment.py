@@ -207,3 +207,30 @@ def test_progress_counts_mine_and_the_projects(store):
     prog = assignment.rater_progress(store, project, "a")
     assert (prog.items, prog.my_items, prog.my_ratings, prog.my_repeats) == (3, 2, 3, 1)
     assert (prog.complete_items, prog.filled_slots, prog.total_slots) == (1, 3, 6)
+
+
+def test_repeat_audits_end_instead_of_looping(store):
+    """Issue 26, Low: one rater on a one-item project got the same item again at once, 47,545 times."""
+    one = make_project(store, 1, name="one")
+    rate(store, one, "a", 1)
+    assert assignment.next_item(store, one, "a") is None  # the item just rated is never repeated at once
+    two = make_project(store, 2, name="two")
+    served = []
+    for _ in range(10):
+        view = assignment.next_item(store, two, "a")
+        if view is None:
+            break
+        served.append((view.item_id, view.is_repeat))
+        assignment.submit(store, two, "a", view.item_id, 0.0, token=view.token)
+    assert served == [(2, False), (3, False), (2, True), (3, True)]  # each item once more, then done
+
+
+def test_notes_are_text_of_bounded_length(store):
+    """Issue 26, Low: notes were unchecked in the labeling API (an integer, 10 MB)."""
+    project = make_project(store, 2)
+    for notes in (42, "x" * (assignment.MAX_NOTES + 1)):
+        with pytest.raises(ValueError, match="notes must be"):
+            assignment.submit(store, project, "a", 1, 0.0, notes=notes)
+    rid = assignment.submit(store, project, "a", 1, 0.0, notes="  fine  ")
+    with store.read() as conn:
+        assert conn.execute(select(ratings.c.notes).where(ratings.c.rating_id == rid)).scalar() == "fine"

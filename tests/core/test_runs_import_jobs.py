@@ -61,7 +61,7 @@ def test_import_addm_results_and_bad_files(workspace, tmp_path):
         import_run_file(workspace, bad)
     addm["results"][0]["prompt_tokens"] = -1
     path.write_text(json.dumps(addm))
-    with pytest.raises(WorkbenchError, match="results/0/prompt_tokens"):
+    with pytest.raises(DataError, match=r"field 'results\[0\]\.prompt_tokens': expected a whole number"):
         import_run_file(workspace, path, run_id="other")
     assert not (workspace.runs_dir / "other").exists()
 

@@ -84,10 +84,10 @@ def test_low_a_read_only_workspace_is_a_one_line_error(tmp_path, capsys, monkeyp
     src = write_flat(tmp_path / "src", 1, 2)
     before = snapshot(ws.root)
 
-    def denied(*args, **kwargs):  # what mkdir/mkdtemp raise in a read-only folder (tests run as root)
+    def denied(*args, **kwargs):  # what mkdir raises in a read-only folder (tests run as root)
         raise PermissionError(errno.EACCES, "Permission denied", str(ws.root / ".staging"))
 
-    monkeypatch.setattr("core.base.files.tempfile.mkdtemp", denied)
+    monkeypatch.setattr("core.base.files.os.mkdir", denied)
     assert _import_cli(ws, src) == 1
     assert _err(capsys) == f"error: Permission denied: {ws.root / '.staging'}"
     assert snapshot(ws.root) == before

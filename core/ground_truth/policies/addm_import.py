@@ -28,7 +28,7 @@ from core.base.errors import DataError
 from core.base.files import read_yaml_mapping, write_text_atomic
 from core.base.settings import require_writable
 from core.ground_truth.policies import Policy
-from core.ground_truth.policies.loader import builtin_policy_ids, get_policy, load_policy_file
+from core.ground_truth.policies.loader import builtin_policy_ids, get_policy, load_policy_file, number
 from core.tasks import TASK_ID_RE, load_task_file
 from core.workspace import Workspace
 
@@ -62,6 +62,10 @@ class Imported:
     warnings: list[str] = field(default_factory=list)
 
 
+_POLICY_ID = re.compile(r"(G(?:10|[1-9])_[a-z][a-z0-9_]{0,40})_(V\d{1,6})")
+_TERM_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")
+
+
 class Terms:
     """Term libraries of a ``terms/`` folder: ``shared:ACCOUNT_TYPE`` → ``_shared.yaml``."""
 
@@ -73,7 +77,7 @@ class Terms:
 
     def library(self, name: str, where: str, src: Path) -> dict[str, Any]:
         if name not in self._cache:
-            path = self.folder / ("_shared.yaml" if name == "shared" else f"{name}.yaml")
+            path = self.library_path(name)
             if not path.exists():
                 raise DataError(f"term library {name!r} not found in {self.folder}", path=src, field=where)
             self._cache[name] = read_yaml_mapping(path)
@@ -82,12 +86,24 @@ class Terms:
     def resolve(self, ref: str, where: str, src: Path) -> tuple[str, dict[str, Any], bool]:
         """(field name, term definition, whether it is a topic library term) of ``lib:TERM``."""
         lib, _, term_id = str(ref).partition(":")
-        if not term_id:
-            raise DataError(f"term reference {ref!r} is not library:TERM", path=src, field=where)
+        if not term_id or not _TERM_PART.fullmatch(lib) or not _TERM_PART.fullmatch(term_id):
+            # a library is a file name in the terms folder, never a path ("../../x/outside:TERM")
+            raise DataError(f"term reference {ref!r} is not library:TERM (letters, digits, _ and -)", path=src,
+                            field=where)
         term = self.library(lib, where, src).get(term_id)
         if not isinstance(term, dict) or not isinstance(term.get("values"), list):
             raise DataError(f"term {term_id!r} not found in library {lib!r}", path=src, field=where)
+        for i, v in enumerate(term["values"]):  # each {id, label?, description?, cues?}
+            ok = isinstance(v, dict) and isinstance(v.get("id"), (str, int, bool)) and (
+                isinstance(v.get("cues") or [], list) and all(isinstance(c, (str, int)) for c in v.get("cues") or []))
+            if not ok:
+                raise DataError(f"expected a mapping with an id (and cues as a list of words), got {v!r:.60}",
+                                path=self.library_path(lib), field=f"{term_id}.values[{i}]")
         return term_id.lower(), term, lib != "shared"
+
+    def library_path(self, name: str) -> Path:
+        """The file of term library ``name``."""
+        return self.folder / ("_shared.yaml" if name == "shared" else f"{name}.yaml")
 
 
 def _unknown(keys: Iterable[str], allowed: set[str], src: Path, where: str) -> None:
@@ -107,10 +123,7 @@ def _by_k(raw: Any, src: Path, where: str) -> dict[int, float] | None:
         return None
     if not isinstance(raw, dict):
         raise DataError("expected a mapping K -> threshold", path=src, field=where)
-    try:
-        return {int(k): v for k, v in raw.items()}
-    except (TypeError, ValueError):
-        raise DataError("expected integer K", path=src, field=where) from None
+    return {number(k, src, where, integer=True, minimum=1): number(v, src, f"{where}.{k}") for k, v in raw.items()}
 
 
 class _Builder:
@@ -159,9 +172,10 @@ class _Builder:
         data, src = self.data, self.src
         _unknown(data, POLICY_KEYS, src, "")
         policy_id = str(data.get("policy_id") or "")
-        m = re.match(r"^(G(?:10|[1-9])_[a-z][a-z0-9_]*)_(V\d+)$", policy_id)
+        m = _POLICY_ID.fullmatch(policy_id)  # fullmatch: "$" would take a trailing newline
         if not m:
-            raise DataError(f"policy_id {policy_id!r} is not G<n>_<topic>_V<n>", path=src, field="policy_id")
+            raise DataError(f"policy_id {policy_id!r:.80} is not G<n>_<topic>_V<n> (at most 60 characters)", path=src,
+                            field="policy_id")
         normative = data.get("normative") or {}
         _unknown(normative, NORMATIVE_KEYS, src, "normative")
         self.load_terms(normative)
@@ -243,7 +257,8 @@ class _Builder:
         requires = cond.get("requires") or {}
         if not isinstance(requires, dict):
             raise DataError("expected a mapping field -> value(s)", path=self.src, field=f"{where}.requires")
-        at_least = 1 if kind == "exists" else int(cond.get("min_count", 1))
+        at_least = 1 if kind == "exists" else number(cond.get("min_count", 1), self.src, f"{where}.min_count",
+                                                     integer=True, minimum=0)
         by_k = None if kind == "exists" else _by_k(cond.get("min_count_by_k"), self.src, f"{where}.min_count_by_k")
         text = str(cond.get("text") or "").replace("{min_count}", str(at_least))
         out: dict[str, Any] = {"text": text or f"count ≥ {at_least}", "count": "reviews",
@@ -273,7 +288,8 @@ class _Builder:
         if severity_field not in self.fields:
             self.warn("normative.scoring.field_mapping.severity_field",
                       f"{severity_field!r} is not among the policy's terms: no incident can occur")
-        points_by_label = {str(p["label"]): p.get("points", 0) for p in scoring.get("severity_points") or []}
+        points_by_label = {str(p["label"]): number(p.get("points", 0), src, f"normative.scoring.severity_points[{i}].points")
+                           for i, p in enumerate(scoring.get("severity_points") or [])}
         severity_points = {}
         for value, label in value_map.items():
             if label not in points_by_label:
@@ -330,7 +346,9 @@ class _Builder:
             max_age, weight = r.get("max_age_years"), r.get("weight_multiplier")
             if max_age is None or weight is None:
                 max_age, weight = self._parse_band(str(r.get("age", "")), str(r.get("weight", "")), where)
-            bands.append({"max_age": None if float(max_age) >= 999 else float(max_age), "weight": float(weight)})
+            max_age = number(max_age, self.src, f"{where}.max_age_years", minimum=0)
+            bands.append({"max_age": None if max_age >= 999 else max_age,
+                          "weight": number(weight, self.src, f"{where}.weight_multiplier", minimum=0)})
         out: dict[str, Any] = {"bands": bands}
         if scoring.get("reference_date"):
             out["reference_date"] = str(scoring["reference_date"])[:10]
@@ -358,6 +376,7 @@ class _Builder:
             for direction, key in (("score_at_least", "min_score"), ("score_at_most", "max_score")):
                 if t.get(key) is None:
                     continue
+                number(t[key], self.src, f"{where}.{key}")  # NaN, inf, 1e400, "x": named here, not a traceback
                 by_k = _by_k(t.get(f"{key}_by_k"), self.src, f"{where}.{key}_by_k")
                 op = "≥" if key == "min_score" else "≤"
                 cond: dict[str, Any] = {"text": f"score {op} {t[key]}" + (" (per-K thresholds)" if by_k else ""),
@@ -482,7 +501,7 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
     builtins = set(builtin_policy_ids())
     for topic, items in by_topic.items():
         task_path = task_dir / f"{topic}.yaml"
-        existing = yaml.safe_load(task_path.read_text(encoding="utf-8")) if task_path.exists() else None
+        existing = read_yaml_mapping(task_path) if task_path.exists() else None  # depth and aliases bounded
         written: list[Imported] = []
         for item in items:
             target = policy_dir / f"{item.policy_id}.yaml"

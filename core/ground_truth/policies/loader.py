@@ -8,6 +8,8 @@ A bad file is a :class:`core.base.errors.DataError` naming the file, line (YAML 
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import date
@@ -36,6 +38,24 @@ if TYPE_CHECKING:
     from core.workspace import Workspace
 
 POLICY_DIR = Path(__file__).resolve().parent / "data"
+POLICY_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")  # a file name in a policies folder, never a path
+MAX_POINTS = 1e9  # thresholds, points and weights: a policy's numbers are small; beyond this a typo
+
+
+def number(value: Any, src: str | Path, where: str, *, integer: bool = False, minimum: float | None = None) -> Any:
+    """``value`` as a finite float (or an int when ``integer``) of at most :data:`MAX_POINTS` in size
+    and at least ``minimum``; anything else (NaN, inf, 1e400, "x", -5 counts) is a DataError naming
+    the file and field."""
+    try:
+        out = int(value) if integer and float(value) == int(value) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        out = math.nan
+    if isinstance(value, bool) or not math.isfinite(out) or abs(out) > MAX_POINTS or (integer and not isinstance(out, int)):
+        kind = "a whole number" if integer else "a finite number"
+        raise DataError(f"expected {kind} of at most {MAX_POINTS:g} in size, got {value!r:.40}", path=src, field=where)
+    if minimum is not None and out < minimum:
+        raise DataError(f"expected at least {minimum:g}, got {value!r:.40}", path=src, field=where)
+    return out
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -86,11 +106,14 @@ def _build(data: dict[str, Any]) -> Policy:
     for i, m in enumerate(scoring.get("modifiers") or []):
         if m.get("signal") not in signals:
             raise DataError(f"unknown signal {m.get('signal')!r}", path=src, field=f"scoring.modifiers[{i}].signal")
-        modifiers.append(Modifier(m["signal"], m.get("label", signals[m["signal"]].label), float(m["points"])))
+        modifiers.append(Modifier(m["signal"], m.get("label", signals[m["signal"]].label),
+                                  number(m.get("points"), src, f"scoring.modifiers[{i}].points")))
     restaurant_mods = tuple(
-        RestaurantModifier(r["label"], float(r["points"]), int(r.get("min_incidents", 0)),
+        RestaurantModifier(r["label"], number(r.get("points"), src, f"scoring.restaurant_modifiers[{i}].points"),
+                           number(r.get("min_incidents", 0), src, f"scoring.restaurant_modifiers[{i}].min_incidents",
+                                  integer=True, minimum=0),
                            tuple(r.get("categories_contain") or ()), r.get("description", ""))
-        for r in scoring.get("restaurant_modifiers") or []
+        for i, r in enumerate(scoring.get("restaurant_modifiers") or [])
     )
     verdicts = tuple(str(v) for v in (data.get("verdicts") or VERDICTS))
     if len(verdicts) < 2 or len(set(verdicts)) != len(verdicts):
@@ -106,7 +129,8 @@ def _build(data: dict[str, Any]) -> Policy:
         incident_when=_match(incident.get("when"), src, "incident.when"),
         incident_unless=_match(incident.get("unless"), src, "incident.unless"),
         incident_any=tuple(_match(m, src, f"incident.any[{i}]") for i, m in enumerate(incident.get("any") or [])),
-        signals=signals, severity_points={k: float(v) for k, v in (scoring.get("severity_points") or {}).items()},
+        signals=signals, severity_points={k: number(v, src, f"scoring.severity_points.{k}")
+                                          for k, v in (scoring.get("severity_points") or {}).items()},
         modifiers=tuple(modifiers), restaurant_modifiers=restaurant_mods, recency=_recency(scoring, signals, src),
         rules=tuple(rules), default_verdict=default_verdict, source=src,
         has_scoring=bool(scoring.get("severity_points")), verdicts=verdicts,
@@ -121,10 +145,8 @@ def _by_k(value: Any, src: str, where: str) -> ByK:
         return ()
     if not isinstance(value, dict):
         raise DataError("expected a mapping K -> threshold", path=src, field=where)
-    try:
-        return tuple(sorted((int(k), float(v)) for k, v in value.items()))
-    except (TypeError, ValueError):
-        raise DataError("expected integer K and numeric thresholds", path=src, field=where) from None
+    return tuple(sorted((number(k, src, where, integer=True, minimum=1), number(v, src, f"{where}.{k}"))
+                        for k, v in value.items()))
 
 
 def _rule(r: Mapping[str, Any], i: int, verdicts: tuple[str, ...], signals: Mapping[str, Signal], src: str) -> Rule:
@@ -147,12 +169,16 @@ def _rule(r: Mapping[str, Any], i: int, verdicts: tuple[str, ...], signals: Mapp
         match = _match(c.get("where"), src, f"{where}.where") + _match(c.get("requires"), src, f"{where}.requires")
         conds.append(Condition(
             text=c.get("text", ""),
-            score_at_least=None if c.get("score_at_least") is None else float(c["score_at_least"]),
-            score_at_most=None if c.get("score_at_most") is None else float(c["score_at_most"]),
+            score_at_least=None if c.get("score_at_least") is None else number(c["score_at_least"], src,
+                                                                                f"{where}.score_at_least"),
+            score_at_most=None if c.get("score_at_most") is None else number(c["score_at_most"], src,
+                                                                              f"{where}.score_at_most"),
             score_by_k=_by_k(c.get("score_by_k"), src, f"{where}.score_by_k"),
             count=c.get("count", "incidents"), where=match,
-            signals=tuple(c.get("signals", [])), at_least=int(c.get("at_least", 1)),
-            at_least_by_k=tuple((k, int(v)) for k, v in _by_k(c.get("at_least_by_k"), src, f"{where}.at_least_by_k")),
+            signals=tuple(c.get("signals", [])), at_least=number(c.get("at_least", 1), src, f"{where}.at_least",
+                                                                 integer=True, minimum=0),
+            at_least_by_k=tuple((k, number(v, src, f"{where}.at_least_by_k.{k}", integer=True, minimum=0))
+                                for k, v in _by_k(c.get("at_least_by_k"), src, f"{where}.at_least_by_k")),
         ))
     return Rule(r["verdict"], r.get("label", r["verdict"]), tuple(conds), logic)
 
@@ -173,7 +199,10 @@ def _recency(scoring: Mapping[str, Any], signals: Mapping[str, Signal], src: str
     return Recency(
         reference_year=None if rec.get("reference_year") is None else int(rec["reference_year"]),
         reference_date=None if ref_date is None else str(ref_date),
-        bands=tuple((b.get("max_age"), float(b["weight"])) for b in rec["bands"]),
+        bands=tuple((None if b.get("max_age") is None else number(b["max_age"], src, f"scoring.recency.bands[{i}].max_age",
+                                                                  minimum=0),
+                     number(b.get("weight"), src, f"scoring.recency.bands[{i}].weight", minimum=0))
+                    for i, b in enumerate(rec.get("bands") or [])),
         discard_older_than=discard.get("older_than"), discard_signal=discard.get("signal"),
         discard_min_reviews=int(discard.get("min_reviews", 0)), discard_within=float(discard.get("within", 0)),
     )
@@ -224,6 +253,8 @@ def policy_registry(ws: Workspace | None) -> Registry[Policy]:
 def get_policy(policy_id: str, ws: Workspace | None) -> Policy:
     """The policy ``policy_id`` in force in ``ws`` (see :func:`policy_registry`); an unknown id is
     an UnknownNameError listing the valid ones."""
+    if not isinstance(policy_id, str) or not POLICY_ID_RE.fullmatch(policy_id):  # "../x", "G1_a_V2\n"
+        raise UnknownNameError("policy", str(policy_id), POLICY_IDS(ws))
     if ws is None or not (ws.policies_dir / f"{policy_id}.yaml").exists():
         if (POLICY_DIR / f"{policy_id}.yaml").exists():
             return _load(policy_id, str(POLICY_DIR))

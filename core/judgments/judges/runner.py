@@ -180,7 +180,7 @@ def plan_judging(
 
 
 def _restaurants(ws: Workspace, dataset: str, matched: pl.DataFrame) -> pl.DataFrame:
-    rest = pl.read_parquet(ws.dataset_dir(dataset) / "restaurants.parquet", columns=["business_id", "name"])
+    rest = pl.read_parquet(ws.dataset_dir(dataset) / "restaurants.parquet", columns=["business_id", "name"], glob=False)
     counts = matched.group_by("business_id").len("matched")
     return rest.join(counts, on="business_id", how="left").with_columns(pl.col("matched").fill_null(0))
 

@@ -47,12 +47,14 @@ _MINE = (
     select(ratings.c.item_id, func.count().label("n_mine"), func.max(ratings.c.created_at).label("last"))
     .where(ratings.c.rater == P("rater")).group_by(ratings.c.item_id).subquery()
 )
-_MY_LATEST = select(func.max(ratings.c.created_at)).where(ratings.c.rater == P("rater")).scalar_subquery()
+_MY_LAST_ITEM = (select(ratings.c.item_id).where(ratings.c.rater == P("rater"))
+                 .order_by(ratings.c.rating_id.desc()).limit(1).scalar_subquery())
+MAX_REPEATS = 1  # repeat audits of one item by one rater: a retest, not a loop (issue 26)
 _REPEAT = (
     select(items.c.item_id)
     .join(_MINE, _MINE.c.item_id == items.c.item_id)
-    .where(items.c.project_id == P("project_id"))
-    .order_by(case((_MINE.c.last == _MY_LATEST, 1), else_=0), _SKIPPED_BY_ME, _MINE.c.n_mine,
+    .where(items.c.project_id == P("project_id"), _MINE.c.n_mine <= MAX_REPEATS, items.c.item_id != _MY_LAST_ITEM)
+    .order_by(_SKIPPED_BY_ME, _MINE.c.n_mine,
               items.c.n_ratings, items.c.created_at, items.c.item_id)
     .limit(1)
 )
@@ -99,8 +101,9 @@ def first_pass_item(conn: Connection, project_id: int, rater: str, now: datetime
 
 
 def repeat_item(conn: Connection, project_id: int, rater: str) -> int | None:
-    """The item for a repeat audit: rated least by the rater, then fewest ratings, then oldest; the
-    item they rated last goes to the back."""
+    """The item for a repeat audit: rated least by the rater, then fewest ratings, then oldest; never
+    the item they rated last (a retest right away measures memory) and none they rated
+    :data:`MAX_REPEATS` times again already, so a small project runs out of repeats instead of looping."""
     found = conn.execute(_REPEAT, {"project_id": project_id, "rater": rater}).scalar()
     return None if found is None else int(found)
 

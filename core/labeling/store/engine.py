@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, select, text, update
 from sqlalchemy.engine import Row, make_url
@@ -31,6 +32,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.schema import CreateTable
 
 from core.base.errors import WorkbenchError
+from core.base.files import writable_file
 from core.base.settings import labels_url
 from core.labeling.store.tables import (
     SCHEMA_VERSION,
@@ -48,6 +50,8 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside a database
+
 def normalize_url(url: str) -> str:
     """Make a plain ``postgresql://`` URL use psycopg 3 (the driver this project installs)."""
     for prefix in ("postgresql://", "postgres://"):
@@ -58,12 +62,18 @@ def normalize_url(url: str) -> str:
 
 def _sqlite_engine(url: str, busy_timeout_ms: int, synchronous: str) -> Engine:
     parsed = make_url(url)
-    if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    database = parsed.database if parsed.database and parsed.database != ":memory:" else None
+    if database:  # its folders made, and it and its journals never a link (core.base.files)
+        writable_file(database, companions=SQLITE_COMPANIONS)
     engine = create_engine(
         url, connect_args={"timeout": busy_timeout_ms / 1000, "check_same_thread": False},
         pool_size=10, max_overflow=30,
     )
+
+    @event.listens_for(engine, "do_connect")
+    def _before_connect(*_args: Any) -> None:
+        if database:  # checked again at every connection: SQLite opens the file by name
+            writable_file(database, companions=SQLITE_COMPANIONS)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:  # noqa: ANN001 - DBAPI types
@@ -279,6 +289,31 @@ _STORES: dict[str, LabelStore] = {}
 _STORES_LOCK = threading.Lock()
 
 
+_ADVICE = (  # what an error of the database means for the user: the store is not damaged by the first three
+    (("disk is full", "no space left"), "the disk is full: free some space and try again (the store is intact)"),
+    (("readonly", "read-only", "permission denied", "access permission"),
+     "the store or its folder is read-only: make it writable for this user (SQLite writes a journal beside "
+     "it even to read; the store is intact)"),
+    (("database is locked", "busy"), "another process holds it: try again when it has finished (the store is intact)"),
+    (("unable to open database file",), "its folder is missing or not writable: check the path and permissions"),
+)
+
+
+def advice(reason: str, otherwise: str = "restore it from a backup or move it away to start a new one") -> str:
+    """What to do about a label store that cannot be opened, from the database's own ``reason``.
+
+    >>> advice("database or disk is full")
+    'the disk is full: free some space and try again (the store is intact)'
+    >>> advice("file is not a database")
+    'restore it from a backup or move it away to start a new one'
+    """
+    low = reason.lower()
+    for needles, hint in _ADVICE:
+        if any(n in low for n in needles):
+            return hint
+    return otherwise
+
+
 def open_store(workspace_root: str | Path | None = None, *, url: str | None = None) -> LabelStore:
     """The process-wide store of a workspace (or of an explicit URL), schema ensured.
 
@@ -300,8 +335,7 @@ def open_store(workspace_root: str | Path | None = None, *, url: str | None = No
             except DBAPIError as exc:  # not a database (a corrupted or foreign file), unreadable, locked
                 store.dispose()
                 reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
-                raise WorkbenchError(f"the label store {store!r} cannot be opened: {reason}; restore it from a "
-                                     "backup or move it away to start a new one") from None
+                raise WorkbenchError(f"the label store {store!r} cannot be opened: {reason}; {advice(reason)}") from None
             _STORES[key] = store
         return store
 

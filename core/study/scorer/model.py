@@ -10,12 +10,15 @@ Kinds (:data:`SCORER_KINDS`):
 - ``tfidf-wordchar-ridgecv``: word 1–2-gram and character 2–5-gram TF-IDF side by side, ridge with
   α chosen from 10⁻² … 10² by efficient leave-one-out on the training part.
 
-A model folder holds ``model.joblib`` and ``manifest.json`` (format and version, kind, config,
+A model folder holds ``model.json`` and ``manifest.json`` (format and version, kind, config,
 seed, the training data's sha256, the split's item keys, held-out and cross-validation metrics,
-the human ceiling, the scikit-learn version and the sha256 of ``model.joblib``). Loading reads
-the manifest first and refuses a folder of another format version or scikit-learn version, and a
-``model.joblib`` whose hash differs from the manifest's: a pickle runs code when loaded, so only
-the file the workbench wrote (and recorded) is ever unpickled.
+the human ceiling, the scikit-learn version and the sha256 of ``model.json``). ``model.json`` is
+data only: each vectorizer's terms (in column order) and idf weights, the regressor's coefficients,
+intercept and alpha. Loading builds the pipeline of the manifest's kind from this module's code
+(:data:`SCORER_KINDS`) and sets those fitted arrays on it, each checked (lengths, finite numbers):
+nothing in a scorer folder is ever unpickled or executed, so a crafted folder can at worst score
+badly. (Format 1 kept a joblib pickle, whose sha256 sat beside it where anyone could recompute it;
+such a folder is refused with "retrain", never opened.)
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from core.base.errors import WorkbenchError
+from core.base.errors import DataError, WorkbenchError
 from core.base.files import atomic_dir, read_json, sha256_file, write_json_atomic
 from core.base.registry import Registry
 from core.study.scorer import metrics
@@ -38,8 +41,9 @@ from core.study.scorer.fast import compile_linear
 from core.workspace import check_name
 
 FORMAT = "scale-workbench-scorer"
-FORMAT_VERSION = 1
-MODEL_FILE, MANIFEST_FILE = "model.joblib", "manifest.json"
+FORMAT_VERSION = 2
+MODEL_FILE, MANIFEST_FILE = "model.json", "manifest.json"
+_DTYPES = ("float32", "float64")
 DEFAULT_KIND, DEFAULT_SEED, DEFAULT_TEST_SIZE, DEFAULT_CV = "tfidf-ridge", 0, 0.25, 5
 
 
@@ -207,18 +211,76 @@ def train(examples: pl.DataFrame, ratings: pl.DataFrame, *, kind: str = DEFAULT_
     return TrainedScorer(pipeline, manifest)
 
 
+def _vectorizers(pipeline: Any) -> list[Any]:
+    """The TF-IDF vectorizers of a pipeline: its first step, or the parts of its feature union."""
+    first = pipeline.steps[0][1]
+    return [part for _, part in getattr(first, "transformer_list", [("", first)])]
+
+
+def parameters(pipeline: Any) -> dict[str, Any]:
+    """The fitted arrays of a pipeline as plain data (``model.json``): per vectorizer its terms in
+    column order and its idf, and the regressor's coefficients, intercept (and alpha)."""
+    reg = pipeline.steps[-1][1]
+    out: dict[str, Any] = {"vectorizers": [], "regressor": {
+        "coef": [float(x) for x in np.asarray(reg.coef_).ravel()], "dtype": str(np.asarray(reg.coef_).dtype),
+        "intercept": float(reg.intercept_)}}
+    if hasattr(reg, "alpha_"):
+        out["regressor"]["alpha"] = float(reg.alpha_)
+    for vec in _vectorizers(pipeline):
+        terms = sorted(vec.vocabulary_, key=vec.vocabulary_.__getitem__)
+        out["vectorizers"].append({"terms": terms, "idf": [float(x) for x in vec.idf_], "dtype": str(vec.idf_.dtype)})
+    return out
+
+
+def _floats(value: Any, n: int | None, dtype: Any, where: str, path: Path) -> np.ndarray:
+    if not isinstance(value, list) or (n is not None and len(value) != n) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+        raise DataError(f"expected a list of {n if n is not None else 'some'} numbers", path=path, field=where)
+    if dtype not in _DTYPES:
+        raise DataError(f"expected one of {', '.join(_DTYPES)}", path=path, field=where + " dtype")
+    array = np.asarray(value, dtype=dtype)
+    if not np.isfinite(array).all():
+        raise DataError("expected finite numbers", path=path, field=where)
+    return array
+
+
+def rebuild(kind: str, seed: int, params: Any, path: Path) -> Any:
+    """The pipeline of ``kind`` (built by this module's code) with the fitted arrays of ``params``
+    (what :func:`parameters` wrote) set on it, each checked; a DataError names the bad field."""
+    pipeline = SCORER_KINDS[kind].build(seed)
+    vecs = _vectorizers(pipeline)
+    given = params.get("vectorizers") if isinstance(params, dict) else None
+    if not isinstance(given, list) or len(given) != len(vecs) or not all(isinstance(v, dict) for v in given):
+        raise DataError(f"expected {len(vecs)} vectorizer(s) for a {kind} scorer", path=path, field="vectorizers")
+    n_features = 0
+    for i, (vec, raw) in enumerate(zip(vecs, given, strict=True)):
+        terms = raw.get("terms")
+        if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms) or len(set(terms)) != len(terms):
+            raise DataError("expected a list of distinct terms", path=path, field=f"vectorizers[{i}].terms")
+        vec.vocabulary_ = {t: j for j, t in enumerate(terms)}
+        vec.fixed_vocabulary_ = False
+        vec.idf_ = _floats(raw.get("idf"), len(terms), raw.get("dtype"), f"vectorizers[{i}].idf", path)
+        n_features += len(terms)
+    reg, raw_reg = pipeline.steps[-1][1], params.get("regressor")
+    if not isinstance(raw_reg, dict):
+        raise DataError("expected an object", path=path, field="regressor")
+    reg.coef_ = _floats(raw_reg.get("coef"), n_features, raw_reg.get("dtype"), "regressor.coef", path)
+    reg.intercept_ = _floats([raw_reg.get("intercept")], 1, raw_reg.get("dtype"), "regressor.intercept", path)[0]
+    reg.n_features_in_ = n_features
+    if "alpha" in raw_reg:
+        reg.alpha_ = float(_floats([raw_reg["alpha"]], 1, "float64", "regressor.alpha", path)[0])
+    return pipeline
+
+
 def save(scorer: TrainedScorer, model_dir: str | Path) -> Path:
     """Write the model folder atomically (a crash leaves the old folder or none). The folder name
     is checked like every name that becomes a path."""
-    # deferred: heavy optional import (joblib, ~70 ms), only needed when save() runs
-    import joblib
-
     target = Path(model_dir)
     check_name("scorer model", target.name)
     if target.exists() and not (target / MANIFEST_FILE).is_file():
         raise WorkbenchError(f"{target} exists and is not a scorer folder; choose another --out")
     with atomic_dir(target) as tmp:
-        joblib.dump(_drop_process_state(scorer.pipeline), tmp / MODEL_FILE)
+        write_json_atomic(tmp / MODEL_FILE, parameters(scorer.pipeline), indent=None)
         scorer.manifest["name"] = target.name
         scorer.manifest["files"] = {MODEL_FILE: sha256_file(tmp / MODEL_FILE)}
         write_json_atomic(tmp / MANIFEST_FILE, json_safe(scorer.manifest))
@@ -226,7 +288,7 @@ def save(scorer: TrainedScorer, model_dir: str | Path) -> Path:
 
 
 def read_manifest(model_dir: str | Path) -> dict[str, Any]:
-    """The manifest of a model folder, its format and version checked (no pickle is loaded)."""
+    """The manifest of a model folder, its format and version checked (the model file is not read)."""
     # deferred: heavy optional import (scikit-learn, ~1 s), only needed when a scorer is trained or its manifest read
     from sklearn import __version__ as sklearn_version
 
@@ -238,7 +300,11 @@ def read_manifest(model_dir: str | Path) -> dict[str, Any]:
         raise WorkbenchError(f"{path}: not a scorer manifest (format {FORMAT!r} expected)")
     if manifest.get("format_version") != FORMAT_VERSION:
         raise WorkbenchError(f"{path}: scorer format version {manifest.get('format_version')!r}, this workbench reads "
-                             f"version {FORMAT_VERSION}; retrain with `python -m core scorer train`")
+                             f"version {FORMAT_VERSION} (format 1 kept a pickle, which is never loaded); retrain with "
+                             "`python -m core scorer train`")
+    if manifest.get("kind") not in SCORER_KINDS:
+        raise DataError(f"unknown scorer kind {manifest.get('kind')!r}; valid: {', '.join(SCORER_KINDS.names())}",
+                        path=path, field="kind")
     if manifest.get("sklearn_version") != sklearn_version:
         raise WorkbenchError(f"{path}: written with scikit-learn {manifest.get('sklearn_version')}, this is "
                              f"{sklearn_version}; retrain with `python -m core scorer train`")
@@ -246,17 +312,17 @@ def read_manifest(model_dir: str | Path) -> dict[str, Any]:
 
 
 def load(model_dir: str | Path) -> TrainedScorer:
-    """Load a model folder the workbench wrote (manifest checked, then the model file's hash)."""
-    # deferred: heavy optional import (joblib, ~60 ms), only needed when load() runs
-    import joblib
-
+    """Load a model folder: the manifest, then ``model.json``'s arrays set on a pipeline this
+    module builds (:func:`rebuild`); nothing in the folder is unpickled or run."""
     manifest = read_manifest(model_dir)
     path = Path(model_dir) / MODEL_FILE
     expected = (manifest.get("files") or {}).get(MODEL_FILE)
     if not path.is_file() or not expected or sha256_file(path) != expected:
-        raise WorkbenchError(f"{path}: does not match the sha256 in its manifest (changed or not written by the "
-                             f"workbench); not loading it, since a pickle runs code when loaded")
-    return TrainedScorer(joblib.load(path), manifest)
+        raise WorkbenchError(f"{path}: missing or changed since it was written (its sha256 differs from the "
+                             f"manifest's); retrain with `python -m core scorer train`")
+    seed = (manifest.get("config") or {}).get("seed", DEFAULT_SEED)
+    return TrainedScorer(rebuild(manifest["kind"], seed if isinstance(seed, int) else DEFAULT_SEED, read_json(path),
+                                 path), manifest)
 
 
 def json_safe(obj: Any) -> Any:

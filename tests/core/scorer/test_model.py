@@ -74,15 +74,15 @@ def test_model_folder_round_trip_and_refusals(rated_project, tmp_path):
 
     old = dict(manifest, format_version=0)
     (out / "manifest.json").write_text(json.dumps(old))
-    with pytest.raises(WorkbenchError, match=r"manifest\.json: scorer format version 0, this workbench reads version 1"):
+    with pytest.raises(WorkbenchError, match=r"manifest\.json: scorer format version 0, this workbench reads version 2"):
         model.load(out)
     (out / "manifest.json").write_text(json.dumps(dict(manifest, sklearn_version="0.24.2")))
     with pytest.raises(WorkbenchError, match="written with scikit-learn 0.24.2"):
         model.load(out)
     (out / "manifest.json").write_text(json.dumps(manifest))
-    with open(out / "model.joblib", "ab") as fh:
+    with open(out / "model.json", "ab") as fh:
         fh.write(b"tampered")
-    with pytest.raises(WorkbenchError, match="does not match the sha256 in its manifest"):
+    with pytest.raises(WorkbenchError, match="missing or changed since it was written"):
         model.load(out)
 
 

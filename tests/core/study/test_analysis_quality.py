@@ -35,9 +35,9 @@ def _write(tmp_path: Path, records: list[dict[str, Any]]) -> Path:
 def _manifest(folder: Path, *, ccc: float | None, sha: str = "abc") -> None:
     folder.mkdir(parents=True)
     (folder / "manifest.json").write_text(json.dumps({
-        "format": "scale-workbench-scorer", "format_version": 1, "kind": "tfidf-ridge", "n_test": 15,
+        "format": "scale-workbench-scorer", "format_version": 2, "kind": "tfidf-ridge", "n_test": 15,
         "metrics": {"mae": 0.358, "pearson": 0.207, "ccc": ccc}, "human_ceiling": {"ccc": 0.473},
-        "files": {"model.joblib": sha}}), encoding="utf-8")
+        "files": {"model.json": sha}}), encoding="utf-8")
 
 
 def test_never_scored_rows_are_missing_and_no_uplift_is_computed_against_them(tmp_path):

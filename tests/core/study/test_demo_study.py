@@ -17,7 +17,7 @@ def test_demo_study_is_complete_and_deterministic(tmp_path):
     assert summary["created"] and summary["responses"] == 72 and summary["audited"] == demo.AUDIT_N
     assert demo.seed_study_demo(a, seed=0) == {"study": demo.STUDY, "created": False}  # idempotent
     for rel in ("studies/demo-rent/grid.jsonl", "studies/demo-rent/runs/demo-run/run.jsonl",
-                "studies/demo-rent/runs/demo-run/run_scored.jsonl", "scorers/demo-stance/model.joblib",
+                "studies/demo-rent/runs/demo-run/run_scored.jsonl", "scorers/demo-stance/model.json",
                 "scorers/demo-stance/manifest.json"):
         assert sha256_file(a.root / rel) == sha256_file(b.root / rel), rel
     scored = read_run(a.root / "studies/demo-rent/runs/demo-run/run_scored.jsonl")
