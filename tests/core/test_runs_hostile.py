@@ -236,3 +236,27 @@ def test_every_sample_failing_exits_3_like_judge(demo_ws, server):
     out = _cli(demo_ws, server, "--dataset", "demo", "--method", "direct", "--model", "test-model", "-n", "2")
     assert out.returncode == 3, out.stderr
     assert "2 with an error (0 transport, 2 model)" in out.stdout
+
+
+# -- Spend: a hard cap per run ----------------------------------------------------------------------
+def test_max_cost_stops_at_the_cap_resumes_and_never_exceeds_it(demo_ws, server):
+    """Priced at $2 / $4 per million tokens a sample costs about half a cent (bounded above at about
+    1.4 cents before it starts): a 2-cent cap stops the run part-way as a resumable cancelled run;
+    a resume under the same cap stays under it; one under 10 cents finishes, repeating nothing."""
+    def spent() -> float:
+        return sum(s["cost_usd"] for s in _lines(demo_ws.runs_dir / "capped" / "samples.jsonl"))
+
+    base = ("--dataset", "demo", "--method", "direct", "--model", "test-model", "-n", "6", "--run-id", "capped",
+            "--price", "2,4", "--concurrency", "2")
+    out = _cli(demo_ws, server, *base, "--max-cost", "0.02")
+    assert out.returncode == 3, out.stderr
+    status = run_status(demo_ws, "capped")
+    assert status["status"] == "cancelled" and status["stopped_at_cap"] and 0 < status["done"] < 6, status
+    assert 0 < spent() <= 0.02 and "stopped at the spending cap $0.0200" in out.stdout
+    out = _cli(demo_ws, server, "--resume", "capped", "--max-cost", "0.02")
+    assert out.returncode == 3 and spent() <= 0.02 and run_status(demo_ws, "capped")["done"] < 6
+    out = _cli(demo_ws, server, "--resume", "capped", "--max-cost", "0.10")
+    assert out.returncode == 0, out.stdout + out.stderr
+    samples = _lines(demo_ws.runs_dir / "capped" / "samples.jsonl")
+    assert len({s["business_id"] for s in samples}) == len(samples) == 6
+    assert spent() <= 0.10 and server.repeated_keys() == {}
