@@ -196,7 +196,7 @@ def _shared_bucket(action: str, burst: int, refill_s: float) -> SharedBucket:
     return SharedBucket(burst, refill_s)
 
 
-def take_shared_token(action: str, default: str) -> str | None:
+def take_shared_token(action: str, default: str, what: str = "sign-in attempts") -> str | None:
     """Like :func:`take_token`, but one bucket for all sessions (a reload starts a new session, so a
     per-session limit alone does not stop guessing): ``$WORKBENCH_RATE_LIMIT_<ACTION>``."""
     burst, refill = rate_limit(action, default)
@@ -206,7 +206,7 @@ def take_shared_token(action: str, default: str) -> str | None:
         if shared.bucket.take(now):
             return None
         wait = shared.bucket.retry_after(now)
-    return f"Too many sign-in attempts on this server: try again in {wait:.0f} s."
+    return f"Too many {what} on this server: try again in {wait:.0f} s."
 
 
 K_DOWNLOADS = "hosted.download_buckets"
