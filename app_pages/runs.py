@@ -19,13 +19,7 @@ K_CONFIRM, K_RETRY = "runs.confirm", "runs.retry_kind"
 def spend_controls(model: str, endpoint: str) -> tuple[str | None, bool, float | None]:
     """The model's price (typed when it has none), running it knowingly without one, and the
     run's spending cap; lists the endpoint's models on request. Returns (price, unpriced, cap)."""
-    p1, p2, p3 = st.columns([2, 2, 1])
-    if p3.button("List the endpoint's models", key="runs.list_models"):
-        try:
-            st.session_state[K_LISTED] = glue.list_models(None if endpoint == "default" else endpoint)
-            st.toast(f"{len(st.session_state[K_LISTED])} models listed by the endpoint")
-        except Exception as exc:  # noqa: BLE001 - one line; the form stays usable
-            st.error(glue.describe_error(exc))
+    p1, p2 = st.columns(2)
     price, unpriced = None, False
     if glue.is_local(None if endpoint == "default" else endpoint):
         st.text(f"Model used: {model} · a server on this machine: no cost")
@@ -95,7 +89,8 @@ with st.container(border=True):
                           help="; ".join(f"{m}: {METHODS[m].description}" for m in METHODS.names()))
     c4, c5, c6 = st.columns(3)
     uses_llm = METHODS[method].uses_llm
-    choices = list(dict.fromkeys([*glue.model_choices(locked), *st.session_state.get(K_LISTED, [])]))
+    typed = [] if locked else [st.session_state.get(K_MODEL) or OFFLINE_MODEL]  # a typed name stays offered
+    choices = list(dict.fromkeys([*glue.model_choices(locked), *st.session_state.get(K_LISTED, []), *typed]))
     model = c4.selectbox("Model", choices, key=K_MODEL, disabled=not uses_llm, accept_new_options=not locked,
                          help="heuristic = the offline model: rules over the reviews, no LLM, no cost. Type any "
                               "model name the endpoint serves, or list them from the endpoint.") or OFFLINE_MODEL
@@ -108,7 +103,15 @@ with st.container(border=True):
     price, unpriced, max_cost = None, False, None
     if locked:
         st.caption(glue.lock_line(ws))
-    elif uses_llm and model != OFFLINE_MODEL:
+    elif uses_llm and st.button("List the endpoint's models", key="runs.list_models",
+                                help="Ask the endpoint which models it serves (its /models); any name can be typed too"):
+        try:
+            st.session_state[K_LISTED] = glue.list_models(None if endpoint == "default" else endpoint)
+            st.toast(f"{len(st.session_state[K_LISTED])} models listed by the endpoint")
+            st.rerun()
+        except Exception as exc:  # noqa: BLE001 - one line; the form stays usable
+            st.error(glue.describe_error(exc))
+    if not locked and uses_llm and model != OFFLINE_MODEL:
         price, unpriced, max_cost = spend_controls(model, endpoint)
     gt_options = glue.gt_choices(ws, task, policy, int(k))
     gt_label = st.selectbox("Ground truth to score against", list(gt_options), key=K_GT,
