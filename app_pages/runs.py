@@ -137,8 +137,9 @@ with st.container(border=True):
     else:
         m2.metric("Calls cached / new", f"{f['cached_calls']:,} / {f['new_calls']:,}")
         m3.metric("Estimated tokens", f"{f['est_prompt_tokens'] + f['est_completion_tokens']:,}")
-        m4.metric("Estimated cost", f"${f['est_cost_usd_low']:.4f}–${f['est_cost_usd_high']:.4f}"
-                  if f["priced"] else "no price")
+        m4.metric("Estimated cost, at most", f"${f['est_cost_usd_high']:.4f}" if f["priced"] else "no price",
+                  help=f"From ${f['est_cost_usd_low']:.4f} (short answers) to ${f['est_cost_usd_high']:.4f} (long "
+                       "answers)" if f["priced"] else "This model has no price: give one to estimate and cap the cost")
     for warning in plan["warnings"]:
         st.warning(warning)
     for name in METHODS[method].prompts:
@@ -222,7 +223,8 @@ else:
         "done": st.column_config.NumberColumn("Done", help="Samples finished"), "errors": "Errors", "tokens": st.column_config.NumberColumn("Tokens", format="%d"),
         "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
         "estimate": st.column_config.TextColumn("Estimated", help="The pre-flight's cost range, to read beside the cost"),
-        "calls": st.column_config.TextColumn("Calls", help="LLM calls of the run's last start: from the cache / new (paid)"),
+        "calls": st.column_config.TextColumn("Calls cached / new", help="LLM calls of the run's last start: taken "
+                                             "from the cache / made new (paid); — for the baselines"),
         "elapsed_s": st.column_config.NumberColumn("Time", format="%.1f s"),
         "model": st.column_config.TextColumn("Model", help="— for the baselines, which call no model"),
         "gt": st.column_config.TextColumn("GT", help="The GT the run was scored against (computed here, or a GT file) "

@@ -166,13 +166,12 @@ def _check_model(config: RunConfig) -> None:
     priced = config.price is not None or price_for(config.model) is not None
     if endpoint.is_local or priced:
         return
-    known = [OFFLINE_MODEL, *PRICES, *_env_models()]
-    if config.model not in known and not config.unpriced:
-        raise UnknownNameError("model", config.model, known)
     if not config.unpriced:
-        raise WorkbenchError(f"model {config.model!r} has no price, so its cost can be neither estimated nor capped: "
-                             "give its price (--price INPUT,OUTPUT in USD per million tokens, or $WORKBENCH_PRICES) "
-                             "or run it knowingly without one (--unpriced)")
+        known = [OFFLINE_MODEL, *PRICES, *_env_models()]
+        listed = "" if config.model in known else f" (models with a price: {', '.join(PRICES)})"
+        raise WorkbenchError(f"model {config.model!r} has no price{listed}, so its cost can be neither estimated nor "
+                             "capped: give its price (--price INPUT,OUTPUT in USD per million tokens, or "
+                             "$WORKBENCH_PRICES) or run it knowingly without one (--unpriced)")
     if config.max_cost is not None:
         raise WorkbenchError(f"--max-cost needs a price for model {config.model!r} (--price INPUT,OUTPUT)")
 

@@ -206,16 +206,22 @@ def runs_table(ws: Workspace) -> pl.DataFrame:
         "k": pl.Int64, "done": pl.Int64, "errors": pl.Int64, "tokens": pl.Int64, "cost_usd": pl.Float64,
         "elapsed_s": pl.Float64, "gt": pl.Utf8, "gt_stale": pl.Boolean, "gt_why": pl.Utf8, "calls": pl.Utf8,
         "estimate": pl.Utf8}, strict=False)
+    order = ["run_id", "status", "method", "model", "policy", "k", "done", "errors", "calls", "tokens", "cost_usd",
+             "estimate", "elapsed_s", "gt", "gt_stale", "gt_why"]  # cost beside its estimate, calls beside tokens
+    frame = frame.select(order)
     notes = [_notes(ws, r["run_id"]) for r in rows]
     return frame.with_columns(("/results?run=" + pl.col("run_id")).alias("results"),  # the link stays in view;
                               pl.Series("notes", notes, dtype=pl.Utf8))  # notes come last, scrolled to when long
 
 
 def calls_cached_new(row: dict[str, Any]) -> str | None:
-    """ "cached N / new M" of a run's last start, or None (a baseline, an imported run)."""
+    """ "N / M": LLM calls of a run's last start taken from the cache / made new (paid), or None (a
+    baseline, which calls no model, or an imported run)."""
+    if row.get("method") in METHODS and not METHODS[row["method"]].uses_llm:
+        return None
     if row.get("calls_cached") is None and row.get("calls_new") is None:
         return None
-    return f"cached {int(row.get('calls_cached') or 0):,} / new {int(row.get('calls_new') or 0):,}"
+    return f"{int(row.get('calls_cached') or 0):,} / {int(row.get('calls_new') or 0):,}"
 
 
 def estimate_cell(row: dict[str, Any]) -> str | None:

@@ -20,7 +20,15 @@ from core.locks import LockBusyError
 from core.methods import make_model
 from core.runs import RunConfig, cancel_run, execute_run, plan_run, run_status
 from core.workspace import Workspace
-from tests.llm_server import RUN_KEY_PATTERN, LLMServer, drip, huge_answer, offline_responder, raw_content, retry_after
+from tests.llm_server import (
+    RUN_KEY_PATTERN,
+    LLMServer,
+    drip,
+    huge_answer,
+    offline_responder,
+    raw_content,
+    retry_after,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
