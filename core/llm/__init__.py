@@ -847,7 +847,7 @@ class AsyncLLM:
         if self.cache is not None:
             row = self.cache.remember(key, {"model": model, "base_url": self.base_url, "content": json.dumps(vectors),
                                             "prompt_tokens": tokens, "completion_tokens": 0})
-            if self._cache_log is not None:
+            if self._cache_log is not None and row is not None:
                 await self._cache_log.append(row)
         return vectors
 

@@ -225,9 +225,10 @@ def calls_cached_new(row: dict[str, Any]) -> str | None:
 
 
 def estimate_cell(row: dict[str, Any]) -> str | None:
-    """The pre-flight cost range of a run, to read beside what it cost ("$0.0010–$0.0030")."""
+    """The pre-flight cost range of a run, to read beside what it cost ("$0.0010–$0.0030"); None
+    for a free one."""
     low, high = row.get("est_cost_usd_low"), row.get("est_cost_usd_high")
-    if low is None or high is None:
+    if low is None or not high:  # no estimate, or a free run (the offline model, a baseline, a local server)
         return None
     return f"${float(low):.4f}–${float(high):.4f}"
 

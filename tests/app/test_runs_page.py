@@ -186,17 +186,18 @@ def test_models_listed_from_the_endpoint_and_failed_samples_retried(app_factory,
         monkeypatch.setenv("OPENAI_API_KEY", "test-key")
         ws = Workspace(ws_copy)
         config = RunConfig(dataset="demo", task="G1a", policy="G1_allergy_V2", method="direct", model="test-model",
-                           n=3, run_id="with-errors", concurrency=1)
+                           n=3, run_id="with-errors", concurrency=1, price=(1.0, 2.0))  # priced: an estimate
         bid = plan_run(config, ws).restaurants[0].business_id
         server.add_faults(bid, raw_content("not json"))
-        execute_run(plan_run(config, ws), make_model("test-model", ws, cache=workspace_cache(ws)))
+        execute_run(plan_run(config, ws), make_model("test-model", ws, cache=workspace_cache(ws), price=config.price))
         at = _page(app_factory, ws_copy)
         assert "test-model" not in at.selectbox(key="runs.model").options
         at.selectbox(key="runs.method").set_value("direct").run()
         at.button(key="runs.list_models").click().run()
         assert "test-model" in at.selectbox(key="runs.model").options  # the local server's /models
         row = {r["run_id"]: r for r in at.dataframe[0].value.to_dict("records")}["with-errors"]
-        assert row["errors"] == 1 and row["calls"] == "0 / 3" and row["estimate"].startswith("$")
+        low, high = (float(x) for x in row["estimate"].replace("$", "").split("–"))
+        assert row["errors"] == 1 and row["calls"] == "0 / 3" and 0 < low < high and 0 < row["cost_usd"] <= high
         at.selectbox(key="runs.retry_choice").set_value("with-errors")
         at.selectbox(key="runs.retry_kind").set_value("model")
         at.button(key="runs.retry").click().run()
