@@ -275,8 +275,11 @@ def rerun_session(session_id: str | None) -> bool:
         runtime = Runtime.instance()
         info = runtime._session_mgr.get_active_session_info(session_id)  # noqa: SLF001 - no public way
         if info is None:
+            LOG.warning("no live session %s to rerun after a refused download", session_id)
             return False
-        runtime._get_async_objs().eventloop.call_soon_threadsafe(info.session.request_rerun, None)  # noqa: SLF001
+        session = info.session  # rerun with its last client state (its page, its widgets), as a saved source file does
+        runtime._get_async_objs().eventloop.call_soon_threadsafe(  # noqa: SLF001
+            lambda: session.request_rerun(session._client_state))  # noqa: SLF001
     except Exception:  # noqa: BLE001 - the refusal still stands; the next rerun says why
         LOG.warning("could not rerun session %s after a refused download", session_id, exc_info=True)
         return False
