@@ -4,7 +4,7 @@
     python -m core runs show RUN_ID
     python -m core runs cancel RUN_ID
     python -m core runs rescore RUN_ID [--gt computed|FILE]   (or --all: every run whose GT is stale)
-    python -m core runs import FILE [--run-id ID]     (xnot detailed_results.json or ADDM results.json)
+    python -m core runs import FILE [--run-id ID] [--n-boot N]   (xnot detailed_results.json or ADDM results.json)
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import argparse
 from core.cli import emit
 from core.runs import cancel_run, import_run_file, list_runs, show_run
 from core.runs.rescore import rescore_run, rescore_stale, status_line
+from core.runs.results import N_BOOT
 
 ACTIONS = ("list", "show", "cancel", "import", "rescore")
 
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("action", choices=ACTIONS)
     p.add_argument("target", nargs="?", help="RUN_ID (show, cancel, rescore) or FILE (import)")
     p.add_argument("--run-id", help="import under this run id")
+    p.add_argument("--n-boot", type=int, default=N_BOOT, help="import: bootstrap resamples of the intervals (0: none)")
     p.add_argument("--all", action="store_true", help="rescore: every run whose GT is stale")
     p.add_argument("--gt", help="rescore: 'computed' (GT from the judgments and overrides now) or a GT file; "
                                 "default: the run's own kind of GT, read again")
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         out = cancel_run(ws, args.target)
         emit(args, out, out["message"])
     else:
-        out = import_run_file(ws, args.target, run_id=args.run_id)
+        out = import_run_file(ws, args.target, run_id=args.run_id, n_boot=args.n_boot)
         emit(args, out, f"imported {out['format']} run {out['run_id']} ({out['n']} samples) → {out['path']}")
     return 0
 

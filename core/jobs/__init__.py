@@ -36,7 +36,7 @@ from core.base.files import (
 from core.base.registry import Registry
 from core.base.settings import PROJECT_ROOT
 from core.workspace import Workspace, check_name
-from core.workspace.locks import pid_alive
+from core.workspace.locks import hold, lock_path, pid_alive
 
 Report = Callable[[dict[str, Any]], None]
 ShouldStop = Callable[[], bool]
@@ -156,7 +156,16 @@ def cancel_job(ws: Workspace, job_id: str) -> dict[str, Any]:
 
 
 def work(ws: Workspace, job_id: str) -> int:
-    """The worker: run the job in this process, keeping its record up to date; exit code."""
+    """The worker: run the job in this process, keeping its record up to date; exit code.
+
+    One worker per job at a time (:func:`core.workspace.locks.hold`): a second ``jobs work JOB`` fails at
+    once and leaves the record alone.
+    """
+    with hold(lock_path(ws, "job", job_id), f"job {job_id}"):
+        return _work(ws, job_id)
+
+
+def _work(ws: Workspace, job_id: str) -> int:
     record = read_job(ws, job_id)
     record.update(status="running", pid=os.getpid(), updated_at=_now())
     write_json_atomic(job_path(ws, job_id), record)

@@ -5,8 +5,9 @@ every item whose key is not in the log yet, at most ``C`` at a time, and appends
 record to the log at once (fsync'd, :func:`core.base.files.append_jsonl`), so a killed process loses
 only the items in flight and a resumed run repeats no finished one. A record is whatever ``work``
 returns (it should carry its own error when the item failed: the run goes on). ``stop`` is polled
-before every new item starts: a cancel lets the items in flight finish and starts no new one.
-Exceptions listed in ``fatal`` (e.g. an endpoint refusing the key) stop everything and propagate.
+before every new item starts and while items are in flight: a cancel starts no new item and lets
+the items in flight finish within a grace period. An exception raised by ``work`` (e.g. an
+endpoint refusing the key) cancels the items in flight and propagates.
 
 >>> import tempfile, os
 >>> async def double(x): return {"id": str(x), "value": 2 * x}
@@ -76,14 +77,36 @@ class AppendLog:
 
 @dataclass
 class ExecutionReport:
-    """What an execution did; ``on_record`` sees it after every finished item."""
+    """What an execution did; ``on_record`` sees it after every finished item.
+
+    ``errors`` and ``error_kinds`` (a record's ``error_kind``, else ``error``) count every item's
+    latest record, the ones finished before a resume included, so they agree with the log.
+    ``refused`` is set when ``admit`` turned an item down (e.g. a spending cap): the execution
+    stopped there, as cancelled.
+    """
 
     total: int = 0
     skipped: int = 0
     done: int = 0
     errors: int = 0
     cancelled: bool = False
+    refused: bool = False
+    error_kinds: dict[str, int] = field(default_factory=dict)
     records: list[dict[str, Any]] = field(default_factory=list)
+
+    def count_error(self, record: dict[str, Any], sign: int = 1) -> None:
+        if record.get("error"):
+            self.errors += sign
+            kind = str(record.get("error_kind") or "error")
+            self.error_kinds[kind] = self.error_kinds.get(kind, 0) + sign
+
+
+STOP_POLL = 0.2  # seconds between checks of ``stop`` while items are in flight
+
+
+def _latest(path: str | Path, key_field: str) -> dict[str, dict[str, Any]]:
+    """The latest record of each key in the log (a later line supersedes an earlier one: a retry)."""
+    return {str(r[key_field]): r for r in read_log(path) if key_field in r}
 
 
 async def execute_async(
@@ -96,17 +119,28 @@ async def execute_async(
     key_field: str = KEY_FIELD,
     on_record: Update | None = None,
     stop: Callable[[], bool] | None = None,
-    fatal: tuple[type[BaseException], ...] = (),
     durable: bool = True,
+    redo: Callable[[dict[str, Any]], bool] | None = None,
+    admit: Callable[[T], bool] | None = None,
+    stop_grace: float = 10.0,
 ) -> ExecutionReport:
     """Run ``work`` over the items not yet in the log (see the module docstring).
 
-    ``durable=False`` (generated data that is rebuilt from scratch, e.g. the demo) writes the
-    new records once at the end instead of one fsync'd append per item.
+    ``redo(record)`` picks finished records to run again (their new record supersedes the old
+    line). ``admit(item)`` is asked before an item starts; False stops the execution there
+    (``refused``). Once ``stop()`` turns true no item starts, and items still in flight after
+    ``stop_grace`` seconds are cancelled (not recorded: a resume runs them), so a call stalled on
+    a server cannot hold a cancel. ``durable=False`` (generated data that is rebuilt from scratch,
+    e.g. the demo) writes the new records once at the end instead of one fsync'd append per item.
     """
-    done_keys = finished_keys(log_path, key_field)
-    todo = [item for item in items if key(item) not in done_keys]
+    latest = _latest(log_path, key_field)
+    todo = [item for item in items if key(item) not in latest or (redo is not None and redo(latest[key(item)]))]
     report = ExecutionReport(total=len(items), skipped=len(items) - len(todo))
+    planned = {key(item) for item in todo}
+    for item in items:
+        record = latest.get(key(item))
+        if record is not None and key(item) not in planned:
+            report.count_error(record)
     if on_record:
         on_record(report, None)
     log = AppendLog(log_path)
@@ -120,27 +154,56 @@ async def execute_async(
                 report.cancelled = True
                 return
             item = queue.get_nowait()
+            if admit is not None and not admit(item):
+                report.refused = report.cancelled = True
+                return
             record = await work(item)
             record = {key_field: key(item), **record}
             if durable:
                 await log.append(record)
             report.done += 1
-            report.errors += int(bool(record.get("error")))
+            report.count_error(record)
             report.records.append(record)
             if on_record:
                 on_record(report, record)
 
     tasks = [asyncio.create_task(worker()) for _ in range(max(1, min(concurrency, len(todo) or 1)))]
+    watcher = asyncio.create_task(_watch(stop, tasks, report, stop_grace)) if stop is not None else None
     try:
-        await asyncio.gather(*tasks)
-    except fatal:
-        for t in tasks:
-            t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await _wait_all(tasks)
+    finally:
+        if watcher is not None:
+            watcher.cancel()
     if not durable and report.records:
         append_jsonl(log_path, report.records)
     return report
+
+
+async def _watch(stop: Callable[[], bool], tasks: list[asyncio.Task[None]], report: ExecutionReport,
+                 grace: float) -> None:
+    """Cancel the workers still busy ``grace`` seconds after ``stop()`` turned true."""
+    while not stop():
+        await asyncio.sleep(STOP_POLL)
+    report.cancelled = True
+    await asyncio.sleep(grace)
+    for task in tasks:
+        task.cancel()
+
+
+async def _wait_all(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait for the workers; the first error cancels the others and propagates (a cancelled worker
+    is one the stop watcher gave up on)."""
+    done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    failed = [t for t in done if not t.cancelled() and t.exception() is not None]
+    if failed:
+        for t in pending:
+            t.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        error = failed[0].exception()
+        assert error is not None
+        raise error
+    if pending:  # only cancellations can leave some: wait for them to unwind
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 def run_sync(coro: Coroutine[Any, Any, R]) -> R:

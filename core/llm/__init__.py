@@ -17,20 +17,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import random
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from core.base.errors import UnknownNameError, WorkbenchError
-from core.base.files import append_jsonl, json_problem, read_jsonl_log
+from core.base.files import json_problem
 from core.base.settings import env, openai_settings, redact, require_writable
 from core.jobs.execution import AppendLog
+from core.llm.cache import GroupCommit as GroupCommit
+from core.llm.cache import ResponseCache as ResponseCache
+from core.llm.cache import max_answer_bytes
+from core.llm.cache import workspace_cache as workspace_cache
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
@@ -51,29 +54,51 @@ PRICES: dict[str, tuple[float, float]] = {
 }
 
 
+def env_prices() -> dict[str, tuple[float, float]]:
+    """Prices of models without a list price: ``$WORKBENCH_PRICES="my-model=0.2/0.8,other=1/4"``
+    (USD per million input / output tokens); malformed items are ignored."""
+    out: dict[str, tuple[float, float]] = {}
+    for item in (env("WORKBENCH_PRICES") or "").split(","):
+        name, _, value = item.strip().partition("=")
+        parts = value.split("/")
+        try:
+            price = tuple(float(p) for p in parts)
+        except ValueError:
+            continue
+        if name and len(price) == 2 and all(math.isfinite(p) and p >= 0 for p in price):
+            out[name] = (price[0], price[1])
+    return out
+
+
 def price_for(model: str) -> tuple[float, float] | None:
-    """(input, output) USD per million tokens for ``model``, or None when unknown.
+    """(input, output) USD per million tokens for ``model`` (list prices, then ``$WORKBENCH_PRICES``),
+    or None when unknown.
 
     >>> price_for("gpt-4o-mini-2024-07-18")
     (0.15, 0.6)
     >>> price_for("my-local-model") is None
     True
     """
-    if model in PRICES:
-        return PRICES[model]
-    bases = [name for name in PRICES if model.startswith(name + "-")]
-    return PRICES[max(bases, key=len)] if bases else None
+    table = {**PRICES, **env_prices()}
+    if model in table:
+        return table[model]
+    bases = [name for name in table if model.startswith(name + "-")]
+    return table[max(bases, key=len)] if bases else None
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, batch: bool = False) -> float | None:
-    """Cost of one call in USD (half price with ``batch``); None when the model has no price.
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, *, batch: bool = False,
+             price: tuple[float, float] | None = None) -> float | None:
+    """Cost of one call in USD (half price with ``batch``); None when the model has no price
+    (``price`` overrides the model's).
 
     >>> cost_usd("gpt-4o-mini", 1_000_000, 1_000_000)
     0.75
     >>> cost_usd("gpt-4o-mini", 1_000_000, 1_000_000, batch=True)
     0.375
+    >>> cost_usd("mine", 1_000_000, 0, price=(2.0, 8.0))
+    2.0
     """
-    price = price_for(model)
+    price = price or price_for(model)
     if price is None:
         return None
     total = (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
@@ -138,13 +163,20 @@ def describe_error(exc: BaseException) -> str:
     return redact(f"{kind} {status}: {message}" if status else f"{kind}: {message}")
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_json_content(content: str | None) -> tuple[Any, str | None]:
-    """(parsed JSON, None) or (None, error message) for a model's answer text.
+    """(parsed JSON, None) or (None, error message) for a model's answer text; ``NaN`` and
+    ``Infinity`` are not JSON and make the answer invalid (they would rank as a score otherwise).
 
     >>> parse_json_content('{"a": 1}')
     ({'a': 1}, None)
     >>> parse_json_content('{"a": ')[1].startswith('invalid JSON')
     True
+    >>> parse_json_content('{"risk_score": NaN}')[1]
+    'invalid JSON: NaN is not a JSON number'
     """
     if content is None or not content.strip():
         return None, "empty answer"
@@ -152,9 +184,11 @@ def parse_json_content(content: str | None) -> tuple[Any, str | None]:
     if text.startswith("```"):  # some servers fence JSON even in JSON mode
         text = text.strip("`").removeprefix("json").strip()
     try:
-        return json.loads(text), None
+        return json.loads(text, parse_constant=_no_constant), None
     except json.JSONDecodeError as exc:
         return None, f"invalid JSON: {json_problem(exc, with_line=True)}"
+    except (ValueError, RecursionError) as exc:
+        return None, f"invalid JSON: {exc}"
 
 
 @dataclass(frozen=True)
@@ -227,107 +261,6 @@ def cache_key(
         separators=(",", ":"),
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-class GroupCommit:
-    """Durable appends to a JSONL log from many threads, one fsync per group (group commit).
-
-    ``append(row)`` returns once ``row`` is on disk. The first caller to find no write under way
-    writes every row queued so far in one append (flush + fsync) while the others queue theirs for
-    the next one; no lock is held during the write, so queuing never waits for a disk sync. A
-    failed write raises in every caller whose row it carried.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._cond = threading.Condition()
-        self._queue: list[dict[str, Any]] = []
-        self._queued = 0  # rows ever queued (a row's sequence number)
-        self._durable = 0  # rows whose write finished
-        self._writing = False
-        self._failures: list[tuple[int, int, BaseException]] = []
-
-    def append(self, row: dict[str, Any]) -> None:
-        with self._cond:
-            self._queue.append(row)
-            self._queued += 1
-            mine = self._queued
-            while self._durable < mine:
-                if self._writing:
-                    self._cond.wait()
-                    continue
-                self._write_queued()
-            for first, last, error in self._failures:
-                if first <= mine <= last:
-                    raise error
-
-    def _write_queued(self) -> None:
-        """Write the queue (called holding the condition, which is released during the write)."""
-        batch, self._queue, first, last = self._queue, [], self._durable + 1, self._queued
-        self._writing = True
-        self._cond.release()
-        error: BaseException | None = None
-        try:
-            append_jsonl(self.path, batch)
-        except BaseException as exc:  # noqa: BLE001 - raised in every caller whose row was in the batch
-            error = exc
-        finally:
-            self._cond.acquire()
-            self._writing = False
-            self._durable = last
-            if error is not None:
-                self._failures.append((first, last, error))
-            self._cond.notify_all()
-
-
-class ResponseCache:
-    """Answers by request hash, kept as an append-only JSONL file (shared by processes).
-
-    The in-memory lock guards the entries only: :meth:`put` appends through a
-    :class:`GroupCommit`, so threads storing answers at once share one fsync instead of queuing
-    one by one behind a lock held across each disk sync.
-    """
-
-    def __init__(self, path: str | Path | None) -> None:
-        self.path = Path(path) if path is not None else None
-        self._entries: dict[str, dict[str, Any]] | None = None
-        self._lock = threading.Lock()
-        self._log = GroupCommit(self.path) if self.path is not None else None
-
-    def _load(self) -> dict[str, dict[str, Any]]:
-        if self._entries is None:
-            rows = read_jsonl_log(self.path) if self.path is not None else []
-            self._entries = {r["key"]: r for r in rows if isinstance(r.get("key"), str)}
-        return self._entries
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored entry for ``key`` or None."""
-        with self._lock:
-            return self._load().get(key)
-
-    def put(self, key: str, entry: dict[str, Any]) -> None:
-        """Store an answer durably (appended with fsync before the caller goes on)."""
-        row = {"key": key, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **entry}
-        if self._log is not None:
-            self._log.append(row)  # on disk before anyone uses it; no lock held meanwhile
-        with self._lock:
-            self._load()[key] = row
-
-    def remember(self, key: str, entry: dict[str, Any]) -> dict[str, Any]:
-        """Keep an answer in memory only; returns the row for the caller to append (group commit)."""
-        row = {"key": key, "created_at": datetime.now(UTC).isoformat(timespec="seconds"), **entry}
-        with self._lock:
-            self._load()[key] = row
-        return row
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._load())
-
-
-def workspace_cache(ws: Any) -> ResponseCache:
-    """The response cache of workspace ``ws`` (``cache/llm.jsonl``)."""
-    return ResponseCache(Path(ws.cache_dir) / "llm.jsonl")
 
 
 class LLM:
@@ -450,12 +383,20 @@ BACKOFF_MAX = 8.0
 OFFLINE_MODEL = "heuristic"
 
 
-class LLMCallError(WorkbenchError):
-    """A call that failed for good (retries spent, or an error that is not retried)."""
+TRANSPORT, MODEL = "transport", "model"  # the two kinds of failed sample (ERROR_KINDS)
+ERROR_KINDS = (TRANSPORT, MODEL)
 
-    def __init__(self, message: str, *, attempts: int = 1, status: int | None = None) -> None:
+
+class LLMCallError(WorkbenchError):
+    """A call that failed for good (retries spent, or an error that is not retried).
+
+    ``kind`` is ``transport`` when no answer arrived (timeouts, connection errors, 429, 5xx, other
+    API errors) and ``model`` when one did but cannot be used (e.g. too large).
+    """
+
+    def __init__(self, message: str, *, attempts: int = 1, status: int | None = None, kind: str = TRANSPORT) -> None:
         super().__init__(message)
-        self.attempts, self.status = attempts, status
+        self.attempts, self.status, self.kind = attempts, status, kind
 
 
 class EndpointAuthError(LLMCallError):
@@ -520,7 +461,9 @@ def request_key(base_url: str | None, model: str, messages: list[dict[str, Any]]
 
 
 def parse_json_loose(content: str | None) -> tuple[Any, str | None]:
-    """Like :func:`parse_json_content`, but tolerant: a fenced block or the first JSON object.
+    """Like :func:`parse_json_content`, but tolerant: a fenced block or the first top-level JSON
+    object in prose. An object nested inside a truncated one is not an answer: a cut-off answer
+    is an error (so it is not cached, and a resumed run asks again).
 
     >>> parse_json_loose('Sure! ```json\\n{"a": 1}\\n``` done')
     ({'a': 1}, None)
@@ -528,6 +471,8 @@ def parse_json_loose(content: str | None) -> tuple[Any, str | None]:
     ({'a': {'b': '}'}}, None)
     >>> parse_json_loose('no json here')[1]
     'no JSON object in the answer'
+    >>> parse_json_loose('{"verdict": "High Risk", "evidences": [{"review_id": "r1"}, {"rev')[1]
+    'truncated JSON: the answer ends inside an object'
     """
     parsed, error = parse_json_content(content)
     if error is None or content is None or not content.strip():
@@ -537,15 +482,42 @@ def parse_json_loose(content: str | None) -> tuple[Any, str | None]:
         parsed2, error2 = parse_json_content(fence.group(1))
         if error2 is None:
             return parsed2, None
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"[{\[]", content):
+    decoder = json.JSONDecoder(parse_constant=_no_constant)
+    start = _next_open(content, 0)
+    while start >= 0:
         try:
-            obj, _ = decoder.raw_decode(content, match.start())
-        except json.JSONDecodeError:
-            continue
+            obj, _ = decoder.raw_decode(content, start)
+        except (json.JSONDecodeError, ValueError, RecursionError):
+            obj = None
         if isinstance(obj, dict):
             return obj, None
+        end = _block_end(content, start)
+        if end is None:
+            return None, "truncated JSON: the answer ends inside an object"
+        start = _next_open(content, end)
     return None, "no JSON object in the answer"
+
+
+def _next_open(text: str, pos: int) -> int:
+    return text.find("{", pos)
+
+
+def _block_end(text: str, start: int) -> int | None:
+    """Where the bracketed block opening at ``start`` closes (strings skipped), None when the text ends first."""
+    depth, in_string, escaped = 0, False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
 
 
 def json_schema_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -582,19 +554,73 @@ def estimate_tokens(messages: list[dict[str, Any]]) -> int:
     return sum(len(str(m.get("content") or "")) // 4 + 4 for m in messages)
 
 
+DEFAULT_MAX_RETRY_AFTER = 60.0
+
+
+def max_retry_after() -> float:
+    """The longest ``retry-after`` honoured, in seconds: ``$WORKBENCH_LLM_MAX_RETRY_AFTER`` (default 60)."""
+    try:
+        value = float(env("WORKBENCH_LLM_MAX_RETRY_AFTER") or DEFAULT_MAX_RETRY_AFTER)
+    except ValueError:
+        return DEFAULT_MAX_RETRY_AFTER
+    return value if math.isfinite(value) and value >= 0 else DEFAULT_MAX_RETRY_AFTER
+
+
 def _retry_after(exc: BaseException) -> float | None:
+    """The wait an error response asks for, capped at :func:`max_retry_after` (``inf``, 3600 or a
+    date do not stall a run); None when it asks for none or something unreadable.
+
+    >>> class R: headers = {"retry-after": "inf"}
+    >>> class E(Exception): response = R()
+    >>> _retry_after(E()) == max_retry_after()
+    True
+    """
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if not headers:
         return None
     try:
         if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        if headers.get("retry-after"):
-            return float(headers["retry-after"])
+            wait = float(headers["retry-after-ms"]) / 1000
+        elif headers.get("retry-after"):
+            wait = float(headers["retry-after"])
+        else:
+            return None
     except (TypeError, ValueError):
         return None
-    return None
+    if math.isnan(wait):
+        return None
+    return min(max(wait, 0.0), max_retry_after())
+
+
+def _tokens(value: Any) -> int:
+    """A token count from a usage record: a non-negative finite integer, else 0 (an endpoint's
+    ``"NaN"`` or ``-5`` must not reach costs).
+
+    >>> _tokens(12), _tokens("7"), _tokens(float("nan")), _tokens(-5), _tokens(None)
+    (12, 7, 0, 0, 0)
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0
+    return int(number) if math.isfinite(number) and number > 0 else 0
+
+
+class AnswerTooLargeError(Exception):
+    """The endpoint's answer went over :func:`core.llm.cache.max_answer_bytes`."""
+
+
+async def _read_capped(response: Any, cap: int) -> bytes:
+    """The body of a streamed response, refused once it passes ``cap`` bytes."""
+    chunks, size = [], 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise AnswerTooLargeError(f"the answer is larger than {cap:,} bytes "
+                                      "($WORKBENCH_LLM_MAX_ANSWER_BYTES); it was not kept")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class AsyncLLM:
@@ -609,6 +635,7 @@ class AsyncLLM:
         temperature, seed: sampling parameters (part of the cache key; None: not sent, the model's
             default, which some models require).
         client: an ``openai.AsyncOpenAI`` to use instead of building one.
+        price: (input, output) USD per million tokens, for a model without a list price.
     """
 
     offline = False
@@ -625,13 +652,14 @@ class AsyncLLM:
         temperature: float | None = None,
         seed: int | None = None,
         client: Any = None,
+        price: tuple[float, float] | None = None,
     ) -> None:
 
         self.model, self.endpoint, self.cache = model, endpoint or get_endpoint(None), cache
         self.timeout = timeout if timeout is not None else float(env("WORKBENCH_LLM_TIMEOUT", str(DEFAULT_TIMEOUT)))  # type: ignore[arg-type]
         self.max_retries = max_retries if max_retries is not None else int(
             env("WORKBENCH_LLM_MAX_RETRIES", str(DEFAULT_MAX_RETRIES)))  # type: ignore[arg-type]
-        self.temperature, self.seed = temperature, seed
+        self.temperature, self.seed, self.price = temperature, seed, price
         self.concurrency = max(1, int(concurrency))
         self._semaphore = asyncio.Semaphore(self.concurrency)
         if client is None:
@@ -697,7 +725,7 @@ class AsyncLLM:
         key = self.key(messages, response_format)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            result = self._result(hit["content"], int(hit.get("prompt_tokens", 0)), int(hit.get("completion_tokens", 0)),
+            result = self._result(hit["content"], _tokens(hit.get("prompt_tokens")), _tokens(hit.get("completion_tokens")),
                                   0.0, cached=True, attempts=0, want_json=response_format is not None)
             self.totals.add(Completion(result.content, self.model, result.prompt_tokens, result.completion_tokens,
                                        result.cost_usd, cached=True))
@@ -714,10 +742,7 @@ class AsyncLLM:
             started = time.perf_counter()
             try:
                 async with self._semaphore:
-                    # the client's documented raw POST: the same request, retries and errors as
-                    # chat.completions.create, without re-walking the (large) schema on every call
-                    data = await self.client.post("/chat/completions", cast_to=dict, body=body,
-                                                  options={"timeout": self.timeout})
+                    data = await self._post_chat(body)
             except openai.APIStatusError as exc:
                 if exc.status_code in AUTH_STATUSES:
                     raise EndpointAuthError(f"endpoint refused the key: {describe_error(exc)}", attempts=attempt,
@@ -725,39 +750,69 @@ class AsyncLLM:
                 if exc.status_code not in RETRY_STATUSES or attempt > self.max_retries:
                     raise LLMCallError(describe_error(exc), attempts=attempt, status=exc.status_code) from None
                 wait = _retry_after(exc)
-            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            except (openai.APITimeoutError, openai.APIConnectionError, TimeoutError) as exc:
                 if attempt > self.max_retries:
-                    raise LLMCallError(describe_error(exc), attempts=attempt) from None
+                    what = (f"no complete answer within the {self.timeout:g} s deadline"
+                            if isinstance(exc, TimeoutError) else describe_error(exc))
+                    raise LLMCallError(what, attempts=attempt) from None
                 wait = None
+            except AnswerTooLargeError as exc:  # retrying would pay for it again
+                raise LLMCallError(str(exc), attempts=attempt, kind=MODEL) from None
             else:
-                if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
-                    # e.g. an HTML login page answered with status 200: retrying will not help
-                    raise LLMCallError("the endpoint answered something that is not a chat completion "
-                                       f"({' '.join(str(data).split())[:60]!r}); check the endpoint's base URL",
-                                       attempts=attempt)
-                latency = (time.perf_counter() - started) * 1000
-                choices = data.get("choices") or [{}]
-                content = (choices[0].get("message") or {}).get("content") or ""
-                usage = data.get("usage") or {}
-                result = self._result(content, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                                      latency, attempts=attempt, want_json=response_format is not None)
-                if self.cache is not None and result.parse_error is None:  # a parse error is not worth keeping
-                    row = self.cache.remember(key, {"model": self.model, "base_url": self.base_url, "content": content,
-                                                    "prompt_tokens": result.prompt_tokens,
-                                                    "completion_tokens": result.completion_tokens})
-                    if self._cache_log is not None:
-                        await self._cache_log.append(row)  # on disk before the answer is used
-                self.totals.add(Completion(content, self.model, result.prompt_tokens, result.completion_tokens,
-                                           result.cost_usd))
-                return result
+                return await self._answered(key, data, started, attempt, response_format)
             backoff = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1)) * random.random()  # noqa: S311 - jitter
             await asyncio.sleep(max(wait or 0.0, backoff))
+
+    async def _post_chat(self, body: dict[str, Any]) -> Any:
+        """One attempt: the chat completion's JSON, within an overall deadline of ``timeout``
+        seconds (not only between bytes: an endpoint dripping bytes is cut off) and at most
+        :func:`max_answer_bytes` long."""
+        import httpx2  # deferred with openai (its HTTP client), only needed when an endpoint is called
+
+        async with asyncio.timeout(self.timeout):
+            # the client's documented raw POST, streamed: the same request, retries and errors as
+            # chat.completions.create, without re-walking the (large) schema on every call
+            response = await self.client.post("/chat/completions", cast_to=httpx2.Response, body=body,
+                                              options={"timeout": self.timeout}, stream=True)
+            try:
+                raw = await _read_capped(response, max_answer_bytes())
+            finally:
+                await response.aclose()
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+
+    async def _answered(self, key: str, data: Any, started: float, attempt: int,
+                        response_format: dict[str, Any] | None) -> CallResult:
+        """The result of an answered call, counted and cached (a parse error is not worth keeping)."""
+        if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+            # e.g. an HTML login page answered with status 200: retrying will not help
+            raise LLMCallError("the endpoint answered something that is not a chat completion "
+                               f"({' '.join(str(data).split())[:60]!r}); check the endpoint's base URL",
+                               attempts=attempt)
+        latency = (time.perf_counter() - started) * 1000
+        choices = data.get("choices") or [{}]
+        content = ((choices[0] or {}).get("message") or {}).get("content") or ""
+        usage = data.get("usage") or {}
+        result = self._result(content, _tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens")),
+                              latency, attempts=attempt, want_json=response_format is not None)
+        if self.cache is not None and result.parse_error is None:
+            row = self.cache.remember(key, {"model": self.model, "base_url": self.base_url, "content": content,
+                                            "prompt_tokens": result.prompt_tokens,
+                                            "completion_tokens": result.completion_tokens})
+            if row is not None and self._cache_log is not None:
+                await self._cache_log.append(row)  # on disk before the answer is used
+        self.totals.add(Completion(content, self.model, result.prompt_tokens, result.completion_tokens,
+                                   result.cost_usd))
+        return result
 
     def _result(self, content: str, prompt_tokens: int, completion_tokens: int, latency: float, *,
                 cached: bool = False, attempts: int = 1, want_json: bool = True) -> CallResult:
         parsed, error = parse_json_loose(content) if want_json else (content, None)
         return CallResult(content, parsed, error, self.model, prompt_tokens, completion_tokens,
-                          cost_usd(self.model, prompt_tokens, completion_tokens), latency, cached, attempts)
+                          cost_usd(self.model, prompt_tokens, completion_tokens, price=self.price), latency, cached,
+                          attempts)
 
     async def embed(self, texts: list[str], model: str) -> list[list[float]]:
         """Embeddings of ``texts`` with embedding ``model`` on this endpoint (cached like answers).
@@ -793,7 +848,7 @@ class AsyncLLM:
         if self.cache is not None:
             row = self.cache.remember(key, {"model": model, "base_url": self.base_url, "content": json.dumps(vectors),
                                             "prompt_tokens": tokens, "completion_tokens": 0})
-            if self._cache_log is not None:
+            if self._cache_log is not None and row is not None:
                 await self._cache_log.append(row)
         return vectors
 

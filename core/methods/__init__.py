@@ -35,13 +35,14 @@ def make_model(
     model: str, ws: Workspace | None, *, endpoint: str | None = None, cache: ResponseCache | None = None,
     concurrency: int = 8,
     seed: int | None = None, timeout: float | None = None, max_retries: int | None = None,
+    price: tuple[float, float] | None = None,
 ) -> Any:
     """The offline model for ``heuristic`` (reading the tasks and policies of ``ws``), else an
-    :class:`AsyncLLM` on the named endpoint."""
+    :class:`AsyncLLM` on the named endpoint (``price``: USD per million tokens of an unlisted model)."""
     if model == OFFLINE_MODEL:
         return OfflineModel(ws)
     return AsyncLLM(model, endpoint=get_endpoint(endpoint), cache=cache, concurrency=concurrency, seed=seed,
-                    timeout=timeout, max_retries=max_retries)
+                    timeout=timeout, max_retries=max_retries, price=price)
 
 
 __all__ = ["METHODS", "Method", "MethodContext", "OfflineModel", "Request", "RestaurantInput", "make_model",

@@ -1,15 +1,20 @@
 """Bootstrap 95 % intervals of the headline scores, and paired differences of two runs.
 
-Restaurants are resampled with replacement (``numpy.random.default_rng(seed)``, one (B, n)
-index matrix). Every score is a function of per-restaurant counts, so a resample is a row of
-draw counts ``w`` (B, n): ratio scores are ``w @ counts``, and AP is computed for all rows at once
-over the samples sorted once by score (ties kept as one threshold), which equals scikit-learn's
-``average_precision_score`` on the resampled list. No Python loop over resamples.
+Restaurants are resampled with replacement (``numpy.random.default_rng(seed)``, a (B, n) index
+matrix). Every score is a function of per-restaurant counts, so a resample is a row of draw
+counts ``w`` (B, n): ratio scores are ``w @ counts``, and AP is computed for all rows at once over
+the samples sorted once by score (ties kept as one threshold), which equals scikit-learn's
+``average_precision_score`` on the resampled list.
+
+Memory is bounded: the matrix is drawn and scored a block of rows at a time, at most
+:data:`MAX_CELLS` resample × restaurant cells at once (a 1,000,000-restaurant run would need
+gigabytes whole). The generator draws the blocks one after the other, so the indices are the
+very ones of the whole matrix and every figure is the same (a test checks it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -19,6 +24,7 @@ from numpy.typing import NDArray
 
 from core.metrics.process import PROCESS_WEIGHTS
 
+MAX_CELLS = 4_000_000  # resample × restaurant cells drawn and scored at once (~100 MB of work arrays)
 HEADLINE = ("ordinal_auprc", "process_score", "consistency_score", "accuracy")
 # Per-restaurant count columns of the ratio scores: (numerator, denominator).
 PROCESS_COUNTS = {
@@ -45,8 +51,13 @@ class SampleTable:
     def take(self, ids: Sequence[str]) -> SampleTable:
         """The rows of ``ids``, in that order."""
         pos = {b: i for i, b in enumerate(self.business_ids)}
-        rows = np.array([pos[b] for b in ids], dtype=np.int64)
-        return SampleTable(tuple(ids), self.gt_ordinal[rows], self.score[rows], self.counts[rows], self.n_levels)
+        return self.take_rows(np.array([pos[b] for b in ids], dtype=np.int64))
+
+    def take_rows(self, rows: NDArray[np.int64]) -> SampleTable:
+        """The rows at positions ``rows``, in that order (no lookup by id: fast on a million rows)."""
+        ids = self.business_ids
+        return SampleTable(tuple(ids[i] for i in rows.tolist()), self.gt_ordinal[rows], self.score[rows],
+                           self.counts[rows], self.n_levels)
 
 
 def resample_index(n: int, *, n_boot: int, seed: int) -> NDArray[np.int64]:
@@ -54,6 +65,29 @@ def resample_index(n: int, *, n_boot: int, seed: int) -> NDArray[np.int64]:
     if n_boot < 1:
         raise ValueError(f"n_boot must be ≥ 1, got {n_boot}")
     return np.random.default_rng(seed).integers(0, max(n, 1), size=(n_boot, n))
+
+
+def resample_blocks(n: int, *, n_boot: int, seed: int, max_cells: int | None = None) -> Iterator[NDArray[np.float32]]:
+    """The rows of ``draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)``, a block at a
+    time of at most ``max_cells`` cells (default :data:`MAX_CELLS`): the same numbers, bounded memory.
+
+    >>> whole = draw_counts(resample_index(5, n_boot=7, seed=1), 5)
+    >>> bool((np.vstack(list(resample_blocks(5, n_boot=7, seed=1, max_cells=10))) == whole).all())
+    True
+    """
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be ≥ 1, got {n_boot}")
+    rng = np.random.default_rng(seed)
+    rows = max(1, (max_cells or MAX_CELLS) // max(n, 1))
+    for start in range(0, n_boot, rows):
+        block = rng.integers(0, max(n, 1), size=(min(rows, n_boot - start), n))
+        yield draw_counts(block, n)
+
+
+def scores_in_blocks(table: SampleTable, *, n_boot: int, seed: int) -> dict[str, NDArray[np.float64]]:
+    """:func:`scores_from_counts` of every resample, computed a block of resamples at a time."""
+    parts = [scores_from_counts(table, w) for w in resample_blocks(len(table.business_ids), n_boot=n_boot, seed=seed)]
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
 
 
 def draw_counts(index: NDArray[np.int64], n: int) -> NDArray[np.float32]:
@@ -157,7 +191,8 @@ def interval(values: NDArray[np.float64], *, level: float = 0.95) -> dict[str, A
 @lru_cache(maxsize=4)
 def resample_weights(n: int, n_boot: int, seed: int) -> NDArray[np.float32]:
     """:func:`draw_counts` of :func:`resample_index`, drawn once per (n, n_boot, seed) for the paired
-    comparisons of a page (read-only; the same matrix a fresh draw gives)."""
+    comparisons of a page (read-only; the same matrix a fresh draw gives). Only for matrices of at
+    most :data:`MAX_CELLS` cells: larger ones are drawn in blocks each time (:func:`scores_in_blocks`)."""
     weights = draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n)
     weights.flags.writeable = False
     return weights
@@ -165,10 +200,9 @@ def resample_weights(n: int, n_boot: int, seed: int) -> NDArray[np.float32]:
 
 def bootstrap_intervals(table: SampleTable, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, Any]:
     """95 % percentile intervals of every headline score and process component (restaurants resampled)."""
-    n = len(table.business_ids)
     # Restaurants in descending score order first, so the AP pass needs no gather per resample.
-    table = table.take([table.business_ids[i] for i in np.argsort(-table.score, kind="stable")])
-    scores = scores_from_counts(table, draw_counts(resample_index(n, n_boot=n_boot, seed=seed), n))
+    table = table.take_rows(np.argsort(-table.score, kind="stable"))
+    scores = scores_in_blocks(table, n_boot=n_boot, seed=seed)
     return {"method": "percentile bootstrap over restaurants", "n_boot": n_boot, "seed": seed, "level": level,
             "scores": {name: interval(v, level=level) for name, v in scores.items()}}
 
@@ -197,7 +231,10 @@ def resampled_scores(table: SampleTable, *, n_boot: int = 1000, seed: int = 0) -
     """Every score of ``table`` on each paired resample of its rows (in its order): one side of
     :func:`paired_differences`. A pure function of (rows in order, n_boot, seed), so callers may
     cache it per run and order."""
-    return scores_from_counts(table, resample_weights(len(table.business_ids), n_boot, seed))
+    n = len(table.business_ids)
+    if n * n_boot > MAX_CELLS:
+        return scores_in_blocks(table, n_boot=n_boot, seed=seed)
+    return scores_from_counts(table, resample_weights(n, n_boot, seed))
 
 
 def paired_differences(

@@ -99,8 +99,10 @@ def detect_format(payload: Any) -> str:
     return "xnot"
 
 
-def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = None) -> dict[str, Any]:
-    """Convert and store a run made elsewhere; returns {run_id, format, n, path}."""
+def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = None,
+                    n_boot: int = N_BOOT) -> dict[str, Any]:
+    """Convert and store a run made elsewhere (``n_boot`` bootstrap resamples of its intervals, 0:
+    none); returns {run_id, format, n, path}."""
     require_writable("import a run")
     source = Path(source)
     require_file(source)  # missing, or a folder / device / pipe named as such
@@ -137,7 +139,7 @@ def import_run_file(ws: Workspace, source: str | Path, *, run_id: str | None = N
         "format": fmt, "file": str(source.resolve()), "sha256": sha256_file(source),
         "imported_at": stamp.isoformat(timespec="seconds")}}
     policy = resolve_policy(converted.get("policy_id"), ws)
-    converted = score_results(converted, gt=gt, policy=policy, n_boot=N_BOOT)
+    converted = score_results(converted, gt=gt, policy=policy, n_boot=n_boot)
     validate_results(converted, str(source))
     target = write_results(ws.runs_dir / rid, converted)
     return {"run_id": rid, "format": fmt, "n": len(converted["results"]), "path": str(target)}

@@ -7,6 +7,7 @@ tokens and cost of the new ones. Planning reads the workspace and the cache and 
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import asdict, dataclass, field
@@ -22,7 +23,7 @@ from core.datasets import scan_restaurants, scan_reviews
 from core.ground_truth.lineage import describe as describe_gt
 from core.ground_truth.policies import Policy
 from core.ground_truth.policies.loader import POLICY_IDS, get_policy
-from core.jobs.execution import finished_keys
+from core.jobs.execution import read_log
 from core.llm import (
     OFFLINE_MODEL,
     PRICES,
@@ -35,9 +36,11 @@ from core.llm import (
 from core.methods import METHODS, MethodContext, RestaurantInput, make_model
 from core.methods.contract import evidence_fields, verdict_scale
 from core.runs.gt import RunGT, run_gt
-from core.runs.records import SAMPLES_FILE
+from core.runs.records import CONFIG_FILE, SAMPLES_FILE, read_record
+from core.runs.spend import COMPLETION_MARGIN, check_cap, check_price, retry_filter
 from core.tasks import get_task, task_ids
-from core.workspace import Workspace, check_name
+from core.workspace import Workspace, check_name, is_valid_name
+from core.workspace.locks import is_held, run_lock_path
 
 SAMPLE_KEY = "business_id"
 KEYWORD_HIT = "task_keyword_hit"  # per review: any of the task's keywords (SPEC §2.2)
@@ -61,10 +64,14 @@ class RunConfig:
     run_id: str | None = None
     gt: str | None = None  # "computed" / None: from the workspace's judgments now; else a GT file (core.runs.gt)
     options: dict[str, Any] = field(default_factory=dict)
+    max_cost: float | None = None  # USD this run may spend at most, all its starts together (core.runs.spend)
+    price: tuple[float, float] | None = None  # USD per million input/output tokens of a model without a list price
+    unpriced: bool = False  # run a model without a price (and so without a cap) knowingly
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["samples"] = list(self.samples) if self.samples is not None else None
+        out["price"] = list(self.price) if self.price is not None else None
         return out
 
     @classmethod
@@ -73,6 +80,8 @@ class RunConfig:
         values = {k: v for k, v in data.items() if k in known}
         if values.get("samples") is not None:
             values["samples"] = tuple(values["samples"])
+        if values.get("price") is not None:
+            values["price"] = check_price(values["price"])
         return cls(**values)
 
 
@@ -87,6 +96,7 @@ class RunPlan:
     run_gt: RunGT  # the GT the run is scored against, with its lineage
     preflight: dict[str, Any]
     warnings: tuple[str, ...]
+    retry_errors: str | None = None  # a resume that asks again the samples failed with this kind of error
 
     @property
     def gt(self) -> dict[str, str]:
@@ -138,10 +148,8 @@ def check_config(ws: Workspace, config: RunConfig) -> None:
         raise WorkbenchError(f"policy {config.policy} is for task {policy_task}, not {config.task}")
     method = METHODS[config.method]
     if method.uses_llm and config.model != OFFLINE_MODEL:
-        endpoint = get_endpoint(config.endpoint)  # unknown endpoint → lists the valid ones
-        known = [OFFLINE_MODEL, *PRICES, *_env_models()]
-        if not endpoint.is_local and config.model not in known and price_for(config.model) is None:
-            raise UnknownNameError("model", config.model, known)
+        _check_model(config)
+    check_cap(config.max_cost)
     if config.k < 1:
         raise ValueError(f"K must be >= 1, got {config.k}")
     if config.n is not None and config.n < 1:
@@ -150,6 +158,22 @@ def check_config(ws: Workspace, config: RunConfig) -> None:
         raise ValueError(f"concurrency must be >= 1, got {config.concurrency}")
     if config.run_id:
         check_name("run", config.run_id)
+
+
+def _check_model(config: RunConfig) -> None:
+    """A model on a remote endpoint must be known, and priced unless run knowingly without a price."""
+    endpoint = get_endpoint(config.endpoint)  # unknown endpoint → lists the valid ones
+    priced = config.price is not None or price_for(config.model) is not None
+    if endpoint.is_local or priced:
+        return
+    if not config.unpriced:
+        known = [OFFLINE_MODEL, *PRICES, *_env_models()]
+        listed = "" if config.model in known else f" (models with a price: {', '.join(PRICES)})"
+        raise WorkbenchError(f"model {config.model!r} has no price{listed}, so its cost can be neither estimated nor "
+                             "capped: give its price (--price INPUT,OUTPUT in USD per million tokens, or "
+                             "$WORKBENCH_PRICES) or run it knowingly without one (--unpriced)")
+    if config.max_cost is not None:
+        raise WorkbenchError(f"--max-cost needs a price for model {config.model!r} (--price INPUT,OUTPUT)")
 
 
 def _env_models() -> list[str]:
@@ -195,36 +219,79 @@ def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput
     return samples, warnings
 
 
-def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False) -> RunPlan:
-    """Check ``config`` and plan the run (writes nothing). ``resume``: keep ``config.run_id``."""
+def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False, retry_errors: str | None = None) -> RunPlan:
+    """Check ``config`` and plan the run (writes nothing). ``resume``: keep ``config.run_id``;
+    ``retry_errors`` (transport, model, all): a resume also runs the samples that failed so."""
     check_config(ws, config)
     if resume and not config.run_id:
         raise ValueError("resume needs the run id")
+    if retry_errors is not None and not resume:
+        raise ValueError("--retry-errors goes with --resume RUN_ID")
+    retry_filter(retry_errors)  # an unknown kind fails here
     run_id = config.run_id or new_run_id(config)
     samples, warnings = load_samples(ws, config)
     gt = run_gt(ws, config.dataset, config.task, get_policy(config.policy, ws), config.k, config.gt)
-    plan = RunPlan(ws, config, run_id, tuple(samples), gt, {}, tuple(warnings) + gt.warnings)
+    same = same_config_running(ws, config, run_id)
+    if same:
+        warnings.append(f"run {same} with the same configuration is in progress: a second one pays again for every "
+                        "answer it has not cached yet; wait for it to finish (its answers are cached as they arrive)")
+    plan = RunPlan(ws, config, run_id, tuple(samples), gt, {}, tuple(warnings) + gt.warnings, retry_errors)
     object.__setattr__(plan, "preflight", preflight(plan))
     return plan
 
 
+def same_config_running(ws: Workspace, config: RunConfig, run_id: str) -> str | None:
+    """Another run of this configuration (the same calls) that is executing now, or None."""
+    if not ws.runs_dir.is_dir():
+        return None
+    mine = _call_shape(config.as_dict())
+    for folder in sorted(ws.runs_dir.iterdir()):
+        if folder.name == run_id or not is_valid_name(folder.name) or not is_held(run_lock_path(ws, folder.name)):
+            continue
+        other = (read_record(folder / CONFIG_FILE) or {}).get("config") or {}
+        if _call_shape(other) == mine:
+            return folder.name
+    return None
+
+
+def _call_shape(config: dict[str, Any]) -> dict[str, Any]:
+    """What decides a run's calls (not its id, concurrency or cap)."""
+    return {k: v for k, v in config.items() if k not in ("run_id", "concurrency", "max_cost", "unpriced", "gt")}
+
+
+COMPLETION_LOW = 0.25  # the low end of the estimate: answers a quarter of the expected size
+
+
+def pending_samples(plan: RunPlan) -> list[RestaurantInput]:
+    """The samples an execution of ``plan`` will run: those not in the run's log yet, and on a
+    resume with ``retry_errors`` those whose latest record failed with that kind of error."""
+    log = plan.run_dir / SAMPLES_FILE
+    latest = {str(r[SAMPLE_KEY]): r for r in read_log(log) if SAMPLE_KEY in r} if log.exists() else {}
+    redo = retry_filter(plan.retry_errors)
+    return [r for r in plan.restaurants
+            if r.business_id not in latest or (redo is not None and redo(latest[r.business_id]))]
+
+
 def preflight(plan: RunPlan) -> dict[str, Any]:
-    """Cached calls, new calls, estimated tokens and cost of the samples not finished yet."""
+    """Cached calls, new calls, estimated tokens and cost (a range over the answers' length: low and
+    high completion tokens) of the samples to run, and the run's cap."""
     config = plan.config
     method = METHODS[config.method]
-    done = finished_keys(plan.run_dir / SAMPLES_FILE, SAMPLE_KEY) if (plan.run_dir / SAMPLES_FILE).exists() else set()
-    todo = [r for r in plan.restaurants if r.business_id not in done]
+    todo = pending_samples(plan)
     out: dict[str, Any] = {"samples": len(plan.restaurants), "finished": len(plan.restaurants) - len(todo),
                            "to_run": len(todo), "uses_llm": method.uses_llm, "model": config.model,
                            "offline": config.model == OFFLINE_MODEL or not method.uses_llm,
                            "cached_calls": 0, "new_calls": 0, "est_prompt_tokens": 0,
-                           "est_completion_tokens": 0, "est_cost_usd": 0.0, "priced": True, "estimated": False}
+                           "est_completion_tokens": 0, "est_completion_tokens_low": 0, "est_completion_tokens_high": 0,
+                           "est_cost_usd": 0.0, "est_cost_usd_low": 0.0, "est_cost_usd_high": 0.0, "priced": True,
+                           "price": None, "estimated": False, "max_cost_usd": config.max_cost,
+                           "retry_errors": plan.retry_errors}
     if not method.uses_llm:
         return out
     if out["offline"]:  # the offline model costs nothing: no need to build every request to count
         out["new_calls"] = None
         return out
-    llm = make_model(config.model, plan.ws, endpoint=config.endpoint, cache=workspace_cache(plan.ws))
+    llm = make_model(config.model, plan.ws, endpoint=config.endpoint, cache=workspace_cache(plan.ws), price=config.price)
     ctx = plan.context(llm)
     requests = list(method.prepare_requests(ctx)) if method.prepare_requests else []
     out["estimated"] = method.prepare is not None  # amos: the kept reviews depend on the compiled spec
@@ -235,11 +302,14 @@ def preflight(plan: RunPlan) -> dict[str, Any]:
             out["cached_calls"] += 1
             continue
         out["new_calls"] += 1
-        if not out["offline"]:
-            out["est_prompt_tokens"] += estimate_tokens(req.messages)
-            out["est_completion_tokens"] += req.completion_tokens
-    if not out["offline"]:
-        cost = cost_usd(config.model, out["est_prompt_tokens"], out["est_completion_tokens"])
-        out["priced"] = cost is not None
-        out["est_cost_usd"] = round(cost or 0.0, 6)
+        out["est_prompt_tokens"] += estimate_tokens(req.messages)
+        out["est_completion_tokens"] += req.completion_tokens
+    out["est_completion_tokens_low"] = math.floor(out["est_completion_tokens"] * COMPLETION_LOW)
+    out["est_completion_tokens_high"] = math.ceil(out["est_completion_tokens"] * COMPLETION_MARGIN)
+    price = config.price or price_for(config.model)
+    out["priced"], out["price"] = price is not None, list(price) if price else None
+    for suffix, completion in (("", "est_completion_tokens"), ("_low", "est_completion_tokens_low"),
+                               ("_high", "est_completion_tokens_high")):
+        cost = cost_usd(config.model, out["est_prompt_tokens"], out[completion], price=price)
+        out[f"est_cost_usd{suffix}"] = round(cost or 0.0, 6)
     return out

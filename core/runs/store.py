@@ -60,7 +60,9 @@ def list_runs(ws: Workspace, *, with_gt: bool = False) -> list[dict[str, Any]]:
             "k": config.get("k") or (results or {}).get("k"), "done": status.get("done"), "total": status.get("total"),
             "errors": status.get("errors"), "elapsed_s": status.get("elapsed_s"),
             "tokens": int(status.get("prompt_tokens") or 0) + int(status.get("completion_tokens") or 0),
-            "cost_usd": status.get("cost_usd"), "started_at": status.get("started_at") or config.get("created_at"),
+            "cost_usd": status.get("cost_usd"), "calls_cached": status.get("calls_cached"),
+            "calls_new": status.get("calls_new"), "est_cost_usd_low": status.get("est_cost_usd_low"),
+            "est_cost_usd_high": status.get("est_cost_usd_high"), "started_at": status.get("started_at") or config.get("created_at"),
             "origin": config.get("origin"),
             **({"gt": gt_status(ws, {"gt": recorded_gt(folder), "config": config}, folder, cache=cache)}
                if with_gt else {}),

@@ -196,7 +196,7 @@ def _shared_bucket(action: str, burst: int, refill_s: float) -> SharedBucket:
     return SharedBucket(burst, refill_s)
 
 
-def take_shared_token(action: str, default: str) -> str | None:
+def take_shared_token(action: str, default: str, what: str = "sign-in attempts") -> str | None:
     """Like :func:`take_token`, but one bucket for all sessions (a reload starts a new session, so a
     per-session limit alone does not stop guessing): ``$WORKBENCH_RATE_LIMIT_<ACTION>``."""
     burst, refill = rate_limit(action, default)
@@ -206,7 +206,7 @@ def take_shared_token(action: str, default: str) -> str | None:
         if shared.bucket.take(now):
             return None
         wait = shared.bucket.retry_after(now)
-    return f"Too many sign-in attempts on this server: try again in {wait:.0f} s."
+    return f"Too many {what} on this server: try again in {wait:.0f} s."
 
 
 K_DOWNLOADS = "hosted.download_buckets"
@@ -232,12 +232,13 @@ def limited_download(build: Callable[[], Any], action: str = "download") -> tupl
     ``action`` tokens (``$WORKBENCH_RATE_LIMIT_DOWNLOAD``, default 10 a minute). Streamlit calls the
     returned function on a thread of its own, without the session: the bucket is taken from the
     session now and guarded by its lock there. A refused build raises :class:`RateLimitedError`
-    (Streamlit shows its own "Failed to generate file" under the button) and builds nothing; the
-    next rerun disables the button with the one-line reason.
+    (Streamlit shows its own "Failed to generate file" under the button), builds nothing, and asks
+    the session for a rerun at once, which disables the button with the one-line reason.
     """
     if not hosted():
         return build, None
     shared = _download_bucket(action)
+    session_id = _session_id()
 
     def data() -> Any:
         with shared.lock:
@@ -245,6 +246,7 @@ def limited_download(build: Callable[[], Any], action: str = "download") -> tupl
             allowed, wait = shared.bucket.take(now), shared.bucket.retry_after(now)
         if not allowed:
             LOG.warning("%s refused by the rate limit", action)
+            rerun_session(session_id)  # the page says why at once, beside the button
             raise RateLimitedError(f"Too many requests ({action}) in this session: try again in {wait:.0f} s.")
         return build()
 
@@ -252,6 +254,36 @@ def limited_download(build: Callable[[], Any], action: str = "download") -> tupl
         wait = shared.bucket.retry_after(time.monotonic())
     refusal = f"Too many requests ({action}) in this session: try again in {wait:.0f} s." if wait > 0 else None
     return data, refusal
+
+
+def _session_id() -> str | None:
+    """This script run's session id (None outside a Streamlit server, e.g. AppTest)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
+def rerun_session(session_id: str | None) -> bool:
+    """Ask session ``session_id`` to rerun its page, from any thread (a download's build runs on a
+    thread of its own, without the session); False when there is no such live session."""
+    if session_id is None:
+        return False
+    try:
+        from streamlit.runtime import Runtime
+
+        runtime = Runtime.instance()
+        info = runtime._session_mgr.get_active_session_info(session_id)  # noqa: SLF001 - no public way
+        if info is None:
+            LOG.warning("no live session %s to rerun after a refused download", session_id)
+            return False
+        session = info.session  # rerun with its last client state (its page, its widgets), as a saved source file does
+        runtime._get_async_objs().eventloop.call_soon_threadsafe(  # noqa: SLF001
+            lambda: session.request_rerun(session._client_state))  # noqa: SLF001
+    except Exception:  # noqa: BLE001 - the refusal still stands; the next rerun says why
+        LOG.warning("could not rerun session %s after a refused download", session_id, exc_info=True)
+        return False
+    return True
 
 
 def download_button(where: Any, label: str, build: Callable[[], Any], *, key: str, file_name: str, mime: str,

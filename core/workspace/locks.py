@@ -37,6 +37,11 @@ def lock_path(ws: Workspace, kind: str, *parts: str) -> Path:
     return ws.locks_dir / f"{kind}.{'.'.join(names)}.lock"
 
 
+def lock_holder(path: Path) -> str:
+    """`` (pid N)`` of the process holding ``path`` (as written by :func:`hold`), or ""."""
+    return _holder(path)
+
+
 def _holder(path: Path) -> str:
     try:
         pid = path.read_text(encoding="utf-8").strip()
@@ -211,3 +216,14 @@ def pid_alive(pid: Any) -> bool:
             return fh.read().split(") ")[-1][:1] != "Z"
     except OSError:
         return True
+
+
+def run_lock_path(ws: Workspace, run_id: str) -> Path:
+    """The lock file of method run ``run_id`` (held by the process executing it)."""
+    return lock_path(ws, "run", run_id)
+
+
+def run_lock(ws: Workspace, run_id: str) -> contextlib.AbstractContextManager[None]:
+    """The lock of one method run while it executes: a second ``run --run-id X``, ``run --resume
+    X`` or job for the same run fails at once instead of paying for every sample again."""
+    return hold(run_lock_path(ws, run_id), f"run {run_id!r}")

@@ -105,3 +105,54 @@ def test_run_killed_while_using_an_answer_resumes_without_asking_it_again(demo_w
         assert sum(server.requests_by_key.values()) == 12
         samples = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
         assert len(samples) == len({s["business_id"] for s in samples}) == 12
+
+
+# Run the CLI with the sample log's Nth append torn (its answer is in the response cache already): the append runs as always (a torn tail left by
+# an earlier kill is cut first) but only half of its bytes reach the file, then SIGKILL (a process
+# killed in the middle of its write; nothing after it runs).
+TORN_AT = """
+import json, os, signal, sys
+import core.jobs.execution as execution
+from core.base.files import append_jsonl_bytes
+original, calls, nth = execution.append_jsonl, [0], int(sys.argv[1])
+def torn_at_nth(path, rows):
+    calls[0] += str(path).endswith("samples.jsonl")  # the response cache appends through here too
+    if calls[0] == nth:
+        data = "".join(json.dumps(r) + "\\n" for r in rows).encode()
+        append_jsonl_bytes(path, data[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(path, rows)
+execution.append_jsonl = torn_at_nth
+from core.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def test_resumed_run_killed_in_its_first_write_twice_repeats_no_call_and_loses_no_sample(demo_ws):
+    """Issue 26 (Inspect AI #5213, #4933: paid work lost when a retry crashed during a resume): a run
+    is killed in its 3rd sample write, its resume in its first write, the next resume in its first
+    write again; the last resume finishes with every sample once and no call asked twice."""
+    with LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN) as server:
+        env = _env(server.base_url)
+        head = ["--workspace", str(demo_ws.root), "--no-progress", "run"]
+        start = [*head, "--dataset", "demo", "--method", "direct", "--model", "test-model", "--k", "25", "-n", "6",
+                 "--concurrency", "1", "--run-id", "torn"]
+        log = demo_ws.runs_dir / "torn" / "samples.jsonl"
+        for argv, nth in ((start, 3), ([*head, "--resume", "torn"], 1), ([*head, "--resume", "torn"], 1)):
+            before = log.read_bytes() if log.exists() else b""
+            proc = subprocess.run([sys.executable, "-c", TORN_AT, str(nth), *argv], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=120)
+            assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+            whole = before[: before.rfind(b"\n") + 1]  # the finished lines: kept as they were, torn tail cut
+            assert log.read_bytes().startswith(whole) and len(log.read_bytes()) > len(whole)
+            assert not log.read_bytes().endswith(b"\n")  # killed in the middle of a line
+        assert server.repeated_keys() == {}  # every answer asked once so far, the killed ones included
+
+        resumed = subprocess.run([sys.executable, "-m", "core", *head, "--resume", "torn"], cwd=ROOT, env=env,
+                                 capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        assert server.repeated_keys() == {} and sum(server.requests_by_key.values()) == 6
+        samples = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        assert len(samples) == len({s["business_id"] for s in samples}) == 6
+        results = json.loads((demo_ws.runs_dir / "torn" / "results.json").read_text())
+        assert len(results["results"]) == 6 and results["errors"] == 0

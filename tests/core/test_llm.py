@@ -131,7 +131,7 @@ def test_threads_storing_answers_share_fsyncs_and_every_answer_is_on_disk(tmp_pa
     import threading
 
     import core.base.files
-    from core import llm as llm_module
+    from core.llm import cache as llm_module
 
     writes: list[int] = []
     real = core.base.files.append_jsonl
@@ -161,7 +161,7 @@ def test_threads_storing_answers_share_fsyncs_and_every_answer_is_on_disk(tmp_pa
 
 
 def test_a_failed_group_write_raises_in_its_callers_only(tmp_path, monkeypatch):
-    from core import llm as llm_module
+    from core.llm import cache as llm_module
 
     calls = iter([OSError("disk full"), None])
 

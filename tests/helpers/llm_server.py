@@ -54,14 +54,17 @@ Responder = Callable[[dict[str, Any], "str | None"], "str | dict[str, Any]"]
 class Fault:
     """One scripted misbehaviour, used for one request.
 
-    kind: ``status`` (answer ``status`` with an error body, optional ``retry-after-ms``),
-    ``delay`` (sleep ``seconds`` before answering normally), ``content`` (answer ``content``
-    verbatim as the message), ``patch`` (the responder's answer with ``field`` set to ``value``).
+    kind: ``status`` (answer ``status`` with an error body, optional ``retry-after-ms`` or a raw
+    ``retry-after`` header such as ``"inf"`` or ``"3600"``), ``delay`` (sleep ``seconds`` before
+    answering normally), ``content`` (answer ``content`` verbatim as the message), ``patch`` (the
+    responder's answer with ``field`` set to ``value``), ``drip`` (the normal answer, one byte
+    every ``seconds``: a server that never times out between bytes).
     """
 
     kind: str
     status: int = 0
     retry_after_ms: int | None = None
+    retry_after: str | None = None
     seconds: float = 0.0
     content: str = ""
     field: str = ""
@@ -71,6 +74,21 @@ class Fault:
 def rate_limited(retry_after_ms: int = 20) -> Fault:
     """A 429 with a ``retry-after-ms`` header."""
     return Fault("status", status=429, retry_after_ms=retry_after_ms)
+
+
+def retry_after(value: str, status: int = 429) -> Fault:
+    """A 429 with a raw ``retry-after`` header (``"inf"``, ``"3600"``)."""
+    return Fault("status", status=status, retry_after=value)
+
+
+def drip(seconds_per_byte: float) -> Fault:
+    """The normal answer sent one byte every ``seconds_per_byte`` (a stalling endpoint)."""
+    return Fault("drip", seconds=seconds_per_byte)
+
+
+def huge_answer(n_bytes: int) -> Fault:
+    """An answer of ``n_bytes`` bytes of content (an endpoint filling memory and disk)."""
+    return Fault("content", content='{"verdict": "Low Risk", "padding": "' + "x" * n_bytes + '"}')
 
 
 def server_error(status: int = 500) -> Fault:
@@ -169,6 +187,8 @@ class LLMServer(LoopbackServer):
         self.last_request: dict[str, dict[str, Any]] = {}  # the last request body per review key
         self.log: list[dict[str, Any]] = []  # {key, status, via}
         self.delay_all = 0.0  # seconds added to every on-demand chat request (latency mode: 0.2)
+        self.gate = threading.Event()  # chat answers wait while it is clear (``close_gate``/``open_gate``)
+        self.gate.set()
         self.fault_rate = 0.0  # faulty mode: this share of chat requests gets a random fault (random_fault)
         self.fault_timeout = 2.0  # seconds a "timeout" fault of the faulty mode sleeps
         self.required_key: str | None = None  # when set, any other bearer key gets 401
@@ -201,6 +221,13 @@ class LLMServer(LoopbackServer):
         return f"{self.origin}/v1"
 
     # scripting
+    def close_gate(self) -> None:
+        """Hold every chat answer until :meth:`open_gate` (a run kept "running" for as long as a test needs)."""
+        self.gate.clear()
+
+    def open_gate(self) -> None:
+        self.gate.set()
+
     def add_faults(self, key: str | None, *faults: Fault) -> None:
         """Queue ``faults`` for the next requests of review ``key`` (None: of any request)."""
         with self._lock:
@@ -282,6 +309,8 @@ class LLMServer(LoopbackServer):
         delay = self.delay_all if via == "ondemand" else 0.0
         if fault is not None and fault.kind == "status":
             headers = {"retry-after-ms": str(fault.retry_after_ms)} if fault.retry_after_ms is not None else {}
+            if fault.retry_after is not None:
+                headers["retry-after"] = fault.retry_after
             error = {"error": {"message": f"scripted {fault.status}", "type": "server_error", "code": None}}
             self._record(key, fault.status, via)
             return fault.status, headers, error, delay
@@ -296,7 +325,8 @@ class LLMServer(LoopbackServer):
                 answer[fault.field] = fault.value
             content = answer if isinstance(answer, str) else json.dumps(answer)
         self._record(key, 200, via)
-        return 200, {}, self._completion(body, content), delay
+        headers = {"x-drip": str(fault.seconds)} if fault is not None and fault.kind == "drip" else {}
+        return 200, headers, self._completion(body, content), delay
 
     def _record(self, key: str | None, status: int, via: str) -> None:
         with self._lock:
@@ -413,13 +443,22 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None, raw: bytes | None = None) -> bool:
         data = raw if raw is not None else json.dumps(payload).encode("utf-8")
+        headers = dict(headers or {})
+        drip_every = float(headers.pop("x-drip", 0) or 0)
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/octet-stream" if raw is not None else "application/json")
             self.send_header("Content-Length", str(len(data)))
-            for name, value in (headers or {}).items():
+            for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
+            if drip_every:
+                for i in range(len(data)):
+                    if self.server_state._stopping.wait(drip_every):
+                        return False
+                    self.wfile.write(data[i:i + 1])
+                    self.wfile.flush()
+                return True
             self.wfile.write(data)
             self.wfile.flush()
             return True
@@ -442,6 +481,9 @@ class _Handler(BaseHTTPRequestHandler):
             state.enter()
             try:
                 status, headers, payload, delay = state.answer_chat(request, via="ondemand")
+                while not state.gate.wait(0.1):
+                    if state._stopping.is_set():
+                        return
                 if delay and state._stopping.wait(delay):
                     return
                 if delay and self._client_gone():
