@@ -12,7 +12,13 @@ judgments/{dataset}/{task}/{judge}.jsonl  append-only judgment log per judge (SP
 judgments/{dataset}/{task}/_retired/      stale judgments moved there by `judgments prune`
 overrides/{dataset}/{task}.jsonl          append-only human overrides (SPEC §2.5)
 gt/                                       imported and exported GT files
-runs/{run_id}/results.json                method runs (SPEC §4.2)
+gt/variants/{name}.json                   saved what-if variants of a formula or policy
+tasks/{task}.yaml, policies/{id}.yaml     the workspace's own tasks and policies (beside the built-ins)
+runs/{run_id}/results.json                method runs (SPEC §4.2; core.runs.records owns a run's files)
+jobs/{job_id}/                            background jobs: spec, status, log (core.jobs)
+studies/{study}/runs/{run}/run.jsonl      perspective-study responses (SPEC §7)
+scorers/{name}/                           trained scorers: parameters and manifest
+gold/                                     gold sets, answers and reports (SPEC §8)
 labels.sqlite                             label store (default; SPEC §6)
 labels/{project}/                         label exports: {dataset}_reviews.jsonl, {project}_consensus.jsonl
 cache/llm.jsonl                           LLM response cache (core.llm)
