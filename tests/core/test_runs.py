@@ -19,17 +19,16 @@ from core.llm import EndpointAuthError, workspace_cache
 from core.methods import METHODS, make_model
 from core.runs import RunConfig, execute_run, list_runs, plan_run, run_status, validate_results
 from core.workspace import Workspace
-from tests.helpers.llm_server import RUN_KEY_PATTERN, LLMServer, offline_responder
+from tests.helpers.llm_server import (
+    run_server,  # noqa: F401 - the fixture
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
-def server(monkeypatch):
-    with LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        yield srv
+def server(run_server):
+    return run_server
 
 
 def _run(ws: Workspace, method: str = "direct", *, model: str = "test-model", k: int = 25, concurrency: int = 4,

@@ -21,24 +21,20 @@ from core.runs import RunConfig, cancel_run, execute_run, plan_run, run_status
 from core.workspace import Workspace
 from core.workspace.locks import LockBusyError
 from tests.helpers.llm_server import (
-    RUN_KEY_PATTERN,
     LLMServer,
     drip,
     huge_answer,
-    offline_responder,
     raw_content,
     retry_after,
+    run_server,  # noqa: F401 - the fixture
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()
-def server(monkeypatch):
-    with LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN) as srv:
-        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        yield srv
+def server(run_server):
+    return run_server
 
 
 def _config(**kw) -> RunConfig:

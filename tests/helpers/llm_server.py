@@ -571,3 +571,12 @@ def llm_server() -> Iterator[LLMServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture()
+def run_server(monkeypatch) -> Iterator[LLMServer]:
+    """An offline-answering server that method runs reach through ``OPENAI_BASE_URL``."""
+    with LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        yield srv
