@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import errno
 import fcntl
-import hashlib
 import json
 import os
 import pickle
@@ -21,218 +19,40 @@ import re
 import secrets
 import shutil
 import stat
-import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
-from core.base.errors import DataError, UnsafePathError
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-_UMASK = _current_umask()
-
-
-def _fsync_fd(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.fsync(fd)
-
-
-# ---------------------------------------------------------------------------------------------
-# Confinement: a write below a workspace root never follows a symbolic link.
-#
-# A workspace is a folder someone else may have shaped (a shared folder, a zip, a git checkout), so
-# any name in it may be a planted link. Every write helper here reaches its folder by opening the
-# workspace root and then each folder below it with O_NOFOLLOW, one component at a time, and
-# creates, appends, renames and deletes relative to that open folder: what is written is what was
-# checked, at the moment it is written (no check-then-use gap), and a link anywhere below the root
-# (to a folder or a file, pointing out or in) is refused with UnsafePathError. The root itself is
-# trusted as given (it may be reached through links of the user's own). Roots are registered by
-# :class:`core.workspace.Workspace`; a path under no registered root (an ``--out`` file the user
-# named) is written as before.
-
-_ROOTS: set[str] = set()  # absolute and real paths of every workspace root opened in this process
-_ROOTS_LOCK = threading.Lock()  # a security policy that only grows, shared on purpose: not user data
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_NOFOLLOW_DIR = _DIR_FLAGS | os.O_NOFOLLOW
-
-
-def confine(root: str | Path) -> None:
-    """Register ``root`` as a workspace root: writes below it never follow a link (see above)."""
-    paths = {os.path.abspath(root), os.path.realpath(root)}
-    with _ROOTS_LOCK:
-        _ROOTS.update(p for p in paths if p != os.sep)
-
-
-def _root_of(absolute: str) -> str | None:
-    """The innermost registered root that ``absolute`` (already normalised) lies below, or None."""
-    best = None
-    for root in tuple(_ROOTS):
-        if (absolute == root or absolute.startswith(root + os.sep)) and (best is None or len(root) > len(best)):
-            best = root
-    return best
-
-
-def _refuse(target: str, where: str, root: str) -> UnsafePathError:
-    try:
-        link = f" (a symbolic link to {os.readlink(where)})" if os.path.islink(where) else " (not a folder)"
-    except OSError:
-        link = ""
-    return UnsafePathError(f"refusing to write {target}: {where}{link} lies on the way; the workbench writes only "
-                           f"to real folders and files inside the workspace {root} (replace it with a folder)")
-
-
-def _open_below(fd: int, name: str, *, create: bool, target: str, where: str, root: str) -> int:
-    """The folder ``name`` inside the open folder ``fd``, never through a link (made if ``create``)."""
-    for _ in range(3):
-        try:
-            return os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
-        except FileNotFoundError:
-            if not create:
-                raise
-            with contextlib.suppress(FileExistsError):  # another writer made it meanwhile
-                os.mkdir(name, 0o777, dir_fd=fd)
-        except OSError as exc:
-            if exc.errno in (errno.ENOTDIR, errno.ELOOP):
-                raise _refuse(target, where, root) from None
-            raise
-    return os.open(name, _NOFOLLOW_DIR, dir_fd=fd)
-
-
-def open_folder(folder: str | Path, *, create: bool = True, target: str | Path | None = None) -> int:
-    """A file descriptor of ``folder`` (the caller closes it), reached from its workspace root
-    without following any link below the root; missing folders are made when ``create``.
-
-    Outside every registered root the folder is opened (and made) as usual."""
-    absolute = os.path.abspath(folder)
-    shown = str(target if target is not None else folder)
-    root = _root_of(absolute)
-    if root is None:
-        if create:
-            os.makedirs(absolute, exist_ok=True)
-        return os.open(absolute, _DIR_FLAGS)
-    if create:
-        os.makedirs(root, exist_ok=True)
-    fd = os.open(root, _DIR_FLAGS)
-    where = root
-    try:
-        for part in absolute[len(root):].split(os.sep):
-            if not part:
-                continue
-            where = os.path.join(where, part)
-            child = _open_below(fd, part, create=create, target=shown, where=where, root=root)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-@contextlib.contextmanager
-def _folder(folder: str | Path, *, create: bool = True, target: str | Path | None = None) -> Iterator[int]:
-    fd = open_folder(folder, create=create, target=target)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def make_dirs(folder: str | Path) -> Path:
-    """``mkdir -p folder``, never through a link below a workspace root; returns ``folder``."""
-    os.close(open_folder(folder))
-    return Path(folder)
-
-
-def is_link_free(path: str | Path) -> bool:
-    """True unless ``path`` (or a folder on its way) below a workspace root is a symbolic link."""
-    path = Path(path)
-    try:
-        with _folder(path.parent, create=False) as fd:
-            return not stat.S_ISLNK(os.stat(path.name, dir_fd=fd, follow_symlinks=False).st_mode)
-    except FileNotFoundError:
-        return True
-    except UnsafePathError:
-        return False
-
-
-def writable_file(path: str | Path, *, companions: tuple[str, ...] = ()) -> Path:
-    """``path`` for a writer that opens it by name (SQLite, a lock file), checked the moment before:
-    its folders are made without following links, and neither it nor ``path + suffix`` for each of
-    ``companions`` (``-wal``, ``-journal``) may be a link or a non-file. Returns ``path``."""
-    path = Path(path)
-    with _folder(path.parent, target=path) as fd:
-        for name in (path.name, *(path.name + s for s in companions)):
-            try:
-                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-            except FileNotFoundError:
-                continue
-            if not stat.S_ISREG(mode) and _root_of(os.path.abspath(path)) is not None:
-                raise _refuse(str(path), str(path.parent / name), _root_of(os.path.abspath(path)) or "")
-    return path
-
-
-def open_append(path: str | Path) -> Any:
-    """``open(path, "ab")`` that never follows a link below a workspace root (a child's log)."""
-    path = Path(path)
-    with _folder(path.parent, target=path) as dfd:
-        return os.fdopen(_open_file(dfd, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab")
-
-
-def _open_file(dfd: int, path: Path, flags: int) -> int:
-    """Open the regular file ``path.name`` in folder ``dfd`` without following a link."""
-    try:
-        fd = os.open(path.name, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o666, dir_fd=dfd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENXIO):
-            raise _refuse(str(path), str(path), _root_of(os.path.abspath(path)) or str(path.parent)) from None
-        raise
-    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device planted under the log's name
-        os.close(fd)
-        raise _refuse(str(path), str(path), _root_of(os.path.abspath(path)) or str(path.parent))
-    os.set_blocking(fd, True)
-    return fd
-
-
-def open_regular(path: str | Path, flags: int) -> int:
-    """``os.open(path, flags | O_CREAT)`` of a regular file, never through a link below a
-    workspace root (a lock file); the caller closes the descriptor."""
-    path = Path(path)
-    with _folder(path.parent, target=path) as dfd:
-        return _open_file(dfd, path, flags | os.O_CREAT)
-
-
-def remove_file(path: str | Path, *, missing_ok: bool = True) -> None:
-    """Delete the file (or link) ``path``; the folders on its way are never followed through a link."""
-    path = Path(path)
-    try:
-        with _folder(path.parent, create=False, target=path) as fd:
-            os.unlink(path.name, dir_fd=fd)
-    except FileNotFoundError:
-        if not missing_ok:
-            raise
-
-
-def remove_tree(path: str | Path) -> None:
-    """Delete the folder ``path`` and everything in it (a link there is removed, never followed);
-    nothing when it is missing."""
-    path = Path(path)
-    try:
-        with _folder(path.parent, create=False, target=path) as fd:
-            if stat.S_ISDIR(os.stat(path.name, dir_fd=fd, follow_symlinks=False).st_mode):
-                shutil.rmtree(path.name, dir_fd=fd)
-            else:
-                os.unlink(path.name, dir_fd=fd)
-    except FileNotFoundError:
-        pass
+from core.base.confine import (
+    _folder,
+    _fsync_fd,
+    _open_file,
+    confine,
+    is_link_free,
+    make_dirs,
+    open_append,
+    open_folder,
+    open_regular,
+    remove_file,
+    remove_tree,
+    writable_file,
+)
+from core.base.reading import (
+    YAML_MAX_DEPTH,
+    YAML_MAX_NODES,
+    LogRows,
+    _json_object,
+    json_problem,
+    jsonl_objects,
+    parse_json_text,
+    read_json,
+    read_jsonl_log,
+    read_yaml_mapping,
+    require_file,
+    sha256_file,
+)
 
 
 def _temp_name(target: str, suffix: str) -> str:
@@ -503,263 +323,4 @@ def append_jsonl_bytes(path: str | Path, data: bytes) -> tuple[int, int]:
     return start, start + len(data)
 
 
-def _json_object(raw: bytes) -> dict[str, Any] | None:
-    try:
-        obj = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-def _object_or_none(line: bytes) -> dict[str, Any] | None:
-    """The JSON object on ``line`` read by orjson, or None (not valid UTF-8 or JSON, a lone surrogate
-    escape, NaN, not an object): the caller reads such a line the slow way, which names the fault."""
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-class LogRows(list):  # type: ignore[type-arg]
-    """The records of an append-only JSONL log (a list of dicts); ``torn`` counts the torn last
-    line that was dropped (0 or 1)."""
-
-    torn: int = 0
-
-
-def read_jsonl_log(path: str | Path) -> LogRows:
-    r"""Read an append-only JSONL log: one JSON object per line, blank lines skipped.
-
-    Only the last line may be broken, and only when it has no newline: a writer killed mid-line
-    leaves it, and it is dropped and counted in ``.torn``. Any other unreadable line is damage,
-    not a crash: a :class:`core.base.errors.DataError` naming the file and the line.
-
-    >>> import tempfile, pathlib
-    >>> log = pathlib.Path(tempfile.mkdtemp()) / "log.jsonl"
-    >>> _ = log.write_bytes(b'{"i": 0}\n\n{"i": 1}\n{"i": 2, "te')
-    >>> rows = read_jsonl_log(log)
-    >>> rows, rows.torn
-    ([{'i': 0}, {'i': 1}], 1)
-    >>> _ = log.write_bytes(b'{"i": 0}\n{"i": 1, "te\n{"i": 2}\n')
-    >>> read_jsonl_log(log)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    core.base.errors.DataError: ...log.jsonl:2: not valid JSON (...)
-    """
-    path = Path(path)
-    out = LogRows()
-    if not path.exists():
-        return out
-    raw = path.read_bytes()
-    lines = raw.split(b"\n")
-    last = len(lines) - 1  # the text after the final newline ("" when the file ends cleanly)
-    exact = not _long_digits(raw)  # no number orjson could round: it reads every line as json would
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        obj = _object_or_none(line) if exact else None
-        if obj is not None:  # the common case, at orjson's speed; anything else takes the checks below
-            out.append(obj)
-            continue
-        try:
-            try:
-                text = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"not UTF-8 text (byte {exc.start})", path=path, line=number) from None
-            obj = parse_json_text(text, path=path, line=number)
-            if not isinstance(obj, dict):
-                raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=number)
-        except DataError:
-            if number - 1 == last:  # no newline after it: torn by a killed writer
-                out.torn += 1
-                continue
-            raise
-        out.append(obj)
-    return out
-
-
-_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-# A run of 19 ASCII digits: an integer orjson may not hold exactly (past 64 bits). Found by turning
-# every digit into "0" and looking for 19 zeros: bytes.translate and ``in`` are ~20x a regex's speed.
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_NINETEEN_ZEROS = b"0" * 19
-
-
-def _long_digits(text: str | bytes) -> bool:
-    """Whether ``text`` holds a run of 19 ASCII digits (JSON numbers are ASCII digits only).
-
-    >>> _long_digits('{"id": 123456789012345678}'), _long_digits(b'{"id": 1234567890123456789}')
-    (False, True)
-    """
-    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
-    return _NINETEEN_ZEROS in raw.translate(_DIGITS_TO_ZERO)
-
-
-def _lone_surrogate(obj: Any) -> str | None:
-    """The first string (key or value) of ``obj`` holding a lone UTF-16 surrogate, or None."""
-    stack = [obj]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return item
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return None
-
-
-def json_problem(exc: json.JSONDecodeError, *, with_line: bool = False) -> str:
-    """What a JSON parse error says and where, in one phrase; "Unterminated string starting at"
-    names its own place, so it never reads "at at".
-
-    >>> try: json.loads('{"a": "b')
-    ... except json.JSONDecodeError as e: print(json_problem(e))
-    Unterminated string starting at column 7
-    """
-    at = "" if exc.msg.endswith(" at") else " at"
-    return f"{exc.msg}{at}{f' line {exc.lineno}' if with_line else ''} column {exc.colno}"
-
-
-def require_file(path: str | Path) -> Path:
-    """``path``, which must be an existing regular file: a missing one is a FileNotFoundError, and a
-    folder, device (``/dev/zero``) or pipe a DataError that says what it is instead of "no such file"."""
-    path = Path(path)
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        raise FileNotFoundError(f"no such file: {path}") from None
-    except OSError as exc:
-        raise DataError(f"cannot be read ({exc.strerror})", path=path) from None
-    if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
-            "a pipe" if stat.S_ISFIFO(mode) else "not a regular file"
-        raise DataError(f"{kind}, not a file to read", path=path)
-    return path
-
-
-def parse_json_text(text: str, *, path: str | Path | None = None, line: int | None = None) -> Any:
-    """``json.loads`` whose every failure is a :class:`core.base.errors.DataError` naming file and line:
-    invalid JSON, nesting too deep for the parser, and an escaped lone surrogate (``"\\ud800"``,
-    which no UTF-8 file, Parquet column or database can store)."""
-    if not _long_digits(text):  # orjson (4-5x json's speed) reads such a number as a float
-        try:  # orjson refuses a lone surrogate escape: json.loads below takes it, and it is named
-            return orjson.loads(text)
-        except (ValueError, TypeError):  # orjson.JSONDecodeError is a ValueError
-            pass  # json.loads below says what is wrong in its words (and takes NaN, as before)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({json_problem(exc)})", path=path,
-                        line=exc.lineno if line is None else line) from None
-    except RecursionError:
-        raise DataError("JSON nested too deeply", path=path, line=line) from None
-    return _checked_surrogates(obj, text, path, line)
-
-
-def _checked_surrogates(obj: Any, text: str, path: str | Path | None, line: int | None) -> Any:
-    """``obj``, unless ``text`` escapes a lone UTF-16 surrogate (a DataError)."""
-    if _ESCAPED_SURROGATE.search(text):
-        bad = _lone_surrogate(obj)
-        if bad is not None:
-            raise DataError(f"a lone UTF-16 surrogate escape in {bad[:40]!r} (not valid Unicode text)", path=path,
-                            line=line)
-    return obj
-
-
-def read_json(path: str | Path) -> Any:
-    """Parse a JSON file; invalid JSON raises :class:`core.base.errors.DataError` naming file and line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    return parse_json_text(text, path=path)
-
-
-def sha256_file(path: str | Path, *, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
-def jsonl_objects(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of a JSONL file; blank and ``#`` lines are skipped, a UTF-8 BOM is
-    accepted, and bad bytes, bad JSON and lone surrogates are DataErrors naming the line."""
-    with open(path, "rb") as fh:
-        for n, data in enumerate(fh, start=1):
-            try:
-                raw = data.decode("utf-8").strip()
-            except UnicodeDecodeError as exc:
-                raise DataError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {exc.start + 1})",
-                                path=path, line=n) from None
-            if n == 1:
-                raw = raw.lstrip("\ufeff")
-            if not raw or raw.startswith("#"):
-                continue
-            obj = parse_json_text(raw, path=path, line=n)
-            if not isinstance(obj, dict):
-                raise DataError(f"expected a JSON object, got {type(obj).__name__}", path=path, line=n)
-            yield n, obj
-
-
-YAML_MAX_DEPTH = 64  # nesting of mappings and lists: a policy or task needs a handful
-YAML_MAX_NODES = 200_000  # nodes once every alias is expanded: a "billion laughs" file is refused
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's where PyYAML has it: ~10x
-
-
-def _yaml_shape(text: str, path: Path) -> None:
-    """Refuse a YAML document nested deeper than :data:`YAML_MAX_DEPTH` or that expands (aliases
-    counted at their anchor's size) to more than :data:`YAML_MAX_NODES` nodes, before it is built:
-    the event stream is read flat, so neither a deep file (libyaml's composer recurses and crashes
-    the process) nor a billion laughs (gigabytes) gets further."""
-    sizes: dict[str, int] = {}
-    stack: list[list[Any]] = [[None, 0]]  # [anchor, expanded size] of each open collection
-    for event in yaml.parse(text, Loader=_YAML_LOADER):
-        line = event.start_mark.line + 1
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            stack.append([event.anchor, 1])
-            if len(stack) > YAML_MAX_DEPTH + 1:
-                raise DataError(f"YAML nested more than {YAML_MAX_DEPTH} levels deep", path=path, line=line)
-            continue
-        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            anchor, size = stack.pop()
-        elif isinstance(event, yaml.ScalarEvent):
-            anchor, size = event.anchor, 1
-        elif isinstance(event, yaml.AliasEvent):
-            anchor, size = None, sizes.get(event.anchor or "", 1)
-        else:
-            continue
-        if anchor:
-            sizes[anchor] = size
-        stack[-1][1] += size
-        if stack[-1][1] > YAML_MAX_NODES:
-            raise DataError(f"YAML expands to more than {YAML_MAX_NODES:,} values (aliases of aliases, a "
-                            "'billion laughs')", path=path, line=line)
-
-
-def read_yaml_mapping(path: str | Path) -> dict[str, Any]:
-    """A YAML file whose top level is a mapping; every failure is a DataError naming the file (and
-    the line of a syntax error, of a nesting too deep or of an alias that expands too far)."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    try:
-        _yaml_shape(text, path)
-        data = yaml.load(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise DataError(f"not valid YAML: {exc}", path=path, line=None if line is None else line + 1) from None
-    if not isinstance(data, dict):
-        raise DataError("expected a mapping at the top level", path=path)
-    return data
+__all__ = ["LogRows", "YAML_MAX_DEPTH", "YAML_MAX_NODES", "append_jsonl", "append_jsonl_bytes", "atomic_dir", "atomic_path", "confine", "is_link_free", "json_document", "json_problem", "jsonl_objects", "make_dirs", "open_append", "open_folder", "open_regular", "parse_json_text", "read_json", "read_jsonl_log", "read_yaml_mapping", "remove_file", "remove_tree", "require_file", "sha256_file", "writable_file", "write_bytes_atomic", "write_json_atomic", "write_jsonl_atomic", "write_text_atomic"]
