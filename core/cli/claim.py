@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _make(args: argparse.Namespace, ws: Workspace) -> dict[str, Any]:
+    # deferred: the command's modules load only when it runs (the CLI stays quick to start)
     from core.ground_truth.ks import normalize_ks
     from core.release.claim_check import gt_claim, paired_claim, score_claim
     from core.runs.records import load_results

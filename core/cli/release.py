@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     if not args.target:
         raise ValueError("release verify needs the release folder: release verify DIR")
+    # deferred: verifying loads the whole release machinery, only for `release verify`
     from core.release.verify import verify_release
 
     out = verify_release(args.target)

@@ -20,7 +20,6 @@ leaves nothing half-written.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -32,7 +31,7 @@ import orjson
 import polars as pl
 
 from core.base.errors import WorkbenchError
-from core.base.files import write_bytes_atomic, write_json_atomic
+from core.base.files import remove_tree, write_bytes_atomic, write_json_atomic
 from core.base.settings import env
 from core.ground_truth import k_label
 from core.release.audits import audit_files, audit_summaries
@@ -114,9 +113,7 @@ def _gt_files(data: Workspace, scope: Scope, computed: Computed) -> None:
 
 def _copy_audits(ws: Workspace, data: Workspace, scope: Scope) -> None:
     for rel in audit_files(audit_summaries(ws, scope.datasets)):
-        target = data.root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ws.root / rel, target)
+        write_bytes_atomic(data.root / rel, (ws.root / rel).read_bytes())  # confined to the release's data
 
 
 def _write(ws: Workspace, scope: Scope, staging: Path, report: Report) -> dict[str, Any]:
@@ -159,16 +156,14 @@ def build_release(ws: Workspace, out: str | Path, *, datasets: Sequence[str] | N
         raise WorkbenchError(f"{out} exists and is not an empty folder: choose another --out")
     scope = choose_scope(ws.require(), datasets=datasets, runs=runs, title=title, ks=ks, baseline=baseline)
     staging = out.parent / f".{out.name}.partial"
-    if staging.exists():
-        shutil.rmtree(staging)
+    remove_tree(staging)  # a partial release left by a killed run
     try:
         written = _write(ws, scope, staging, report)
         if out.exists():
             out.rmdir()
         staging.rename(out)
     finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
     f = written["figures"]
     warnings = [f"run {r['run_id']}: its GT is stale ({'; '.join(r['gt']['stale_reasons'])}); it makes no claim"
                 for r in f["runs"] if r["gt"]["stale_reasons"]]

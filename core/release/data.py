@@ -17,11 +17,10 @@ scores from answers and GT). Nothing is rewritten on the way: each file is copie
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from core.base.errors import WorkbenchError
-from core.base.files import write_json_atomic
+from core.base.files import make_dirs, write_bytes_atomic, write_json_atomic
 from core.datasets.lock import LOCK_NAME, TABLES, require_verified
 from core.judgments import SETTINGS_FILE
 from core.release.scope import Scope
@@ -33,8 +32,7 @@ DATA_DIR = "data"
 
 
 def _copy(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
+    write_bytes_atomic(target, source.read_bytes())  # the release's data folder is a workspace: confined
 
 
 def copy_dataset(ws: Workspace, data: Workspace, dataset: str) -> None:
@@ -85,7 +83,9 @@ def copy_run(ws: Workspace, data: Workspace, run_id: str) -> None:
 def write_data(ws: Workspace, scope: Scope, root: Path) -> Workspace:
     """Copy everything ``scope`` needs from ``ws`` into ``root`` (a new workspace); returns it."""
     data = Workspace(root)
-    root.mkdir(parents=True, exist_ok=False)
+    if root.exists():
+        raise FileExistsError(f"{root} exists")
+    make_dirs(root)
     write_json_atomic(root / "workspace.json", {"name": "release data", "format_version": 1})
     for dataset in scope.datasets:
         copy_dataset(ws, data, dataset)

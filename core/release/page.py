@@ -9,7 +9,6 @@ with no request outside the folder.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -34,5 +33,5 @@ def data_js(payload: Mapping[str, Any]) -> bytes:
 def write_static(out: Path) -> None:
     """Copy the page's own files and write the Vega bundle into ``out``."""
     for name in STATIC_FILES:
-        shutil.copyfile(STATIC / name, out / name)
+        write_bytes_atomic(out / name, (STATIC / name).read_bytes())
     write_bytes_atomic(out / VEGA_JS, vega_bundle())

@@ -11,10 +11,10 @@ stopped (:func:`expire_visitor_runs`, ``$WORKBENCH_DEMO_RUN_TTL`` seconds).
 
 from __future__ import annotations
 
-import shutil
 from datetime import UTC, datetime
 from typing import Any
 
+from core.base.files import remove_file, remove_tree
 from core.base.settings import env
 from core.jobs import list_jobs
 from core.runs.job import job_run_id
@@ -101,8 +101,8 @@ def expire_visitor_runs(ws: Workspace, *, ttl_s: float | None = None, now: datet
         if age < ttl:
             continue
         if rid and is_valid_name(rid) and (ws.runs_dir / rid).is_dir() and not (ws.runs_dir / rid).is_symlink():
-            shutil.rmtree(ws.runs_dir / rid)
+            remove_tree(ws.runs_dir / rid)
             gone.append(rid)
         for suffix in (".json", ".cancel"):
-            (ws.jobs_dir / f"{job['job_id']}{suffix}").unlink(missing_ok=True)
+            remove_file(ws.jobs_dir / f"{job['job_id']}{suffix}")
     return gone

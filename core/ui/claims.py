@@ -117,6 +117,7 @@ def gt_claim_button(ws: Workspace, dataset: str, task: str, definition: str, jud
 @st.cache_data(max_entries=32, show_spinner=False)
 def paired_frame(base: tuple, other: tuple) -> pl.DataFrame:
     """The per-restaurant paired table of two runs (by their results stamps)."""
+    # deferred: core.ui.results imports this module (the claim button sits on Results)
     from core.ui import results as ur
 
     return paired_table(samples_frame(ur.load_run(base)), samples_frame(ur.load_run(other)))

@@ -258,6 +258,7 @@ def limited_download(build: Callable[[], Any], action: str = "download") -> tupl
 
 def _session_id() -> str | None:
     """This script run's session id (None outside a Streamlit server, e.g. AppTest)."""
+    # deferred: Streamlit's runtime internals, only when a refused download reruns its session
     from streamlit.runtime.scriptrunner import get_script_run_ctx
 
     ctx = get_script_run_ctx(suppress_warning=True)
@@ -270,6 +271,7 @@ def rerun_session(session_id: str | None) -> bool:
     if session_id is None:
         return False
     try:
+        # deferred: Streamlit's runtime internals, only when a refused download reruns its session
         from streamlit.runtime import Runtime
 
         runtime = Runtime.instance()
