@@ -48,9 +48,9 @@ rep = page.load_analysis(ws, run, project, float(st.session_state[K_BINS]))
 
 scorer_text = ", ".join(rep["scorer_models"])
 offline = rep["offline_models"]
-show(st.caption, "{n_scored} of {n_records} responses scored by **{scorer}**{offline}", n_scored=f"{rep['n_scored']:,}",
-     n_records=f"{rep['n_records']:,}", scorer=scorer_text,
-     offline=f" · offline models (rule-based, no LLM): {', '.join(offline)}" if offline else "")
+offline_text = safe(" · offline models (rule-based, no LLM): {names}", names=", ".join(offline)) if offline else ""
+st.caption(safe("{n_scored} of {n_records} responses scored by **{scorer}**", n_scored=f"{rep['n_scored']:,}",
+                n_records=f"{rep['n_records']:,}", scorer=scorer_text) + offline_text)
 
 st.subheader("How good is the scorer?")
 st.caption("Every figure below is the scorer's reading of the responses. Its held-out agreement with the human "

@@ -10,7 +10,7 @@ from core.metrics import charts as rc
 from core.ui import claims as uc
 from core.ui import results as ur
 from core.ui import results_noise
-from core.ui.text import show
+from core.ui.text import safe, show
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
 K_CORRECT, K_GT, K_ERR, K_REST, K_BUCKET = "results.correct", "results.gt", "results.errors", "results.business_id", "results.bucket"
@@ -56,11 +56,11 @@ if mode == MODES[0]:
     if lines:  # one box, a paragraph per degenerate score (and an amos spec fallback)
         show(st.warning, "\n\n".join(f"{{l{i}}}" for i in range(len(lines))), **{f"l{i}": t for i, t in enumerate(lines)})
     rank = (run.get("auprc") or {}).get("ranking_score") or {}
-    show(st.caption, "Samples ranked by **{source}**{missing} · {total} restaurants with GT · method {method} · model "
-         "{model} · K={k} · policy {policy}", source=rank.get("source", "unknown"),
-         missing=f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else "",
-         total=run.get("total"), method=run.get("method"), model=run.get("model"), k=run.get("k"),
-         policy=run.get("policy_id"))
+    missing = f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else ""
+    st.caption(safe("Samples ranked by **{source}**", source=rank.get("source", "unknown")) + missing
+               + safe(" · {total} restaurants with GT · method {method} · model {model} · K={k} · policy {policy}",
+                      total=run.get("total"), method=run.get("method"), model=run.get("model"), k=run.get("k"),
+                      policy=run.get("policy_id")))
     ur.gt_panel(ws, stamp)
     results_noise.run_section(ws, stamp)  # the score's spread over GT draws from a judge's measured error
     offline = ur.offline_note(ws, run)

@@ -59,7 +59,7 @@ def test_imported_llm_judged_run_and_empty_workspace(app_factory, small_demo, tm
     at.selectbox(key="analysis.run").set_value("aita / 1760158358").run()
     assert not at.exception
     assert at.selectbox(key="analysis.project").value == "(no audit)"
-    assert any("scored by **openai/gpt-oss-20b:free**" in c.value for c in at.caption)
+    assert any("scored by **openai/gpt\\-oss\\-20b\\:free**" in c.value for c in at.caption)  # escaped: text
     groups = at.dataframe[1].value
     assert len(groups) == 6
     # an LLM judge: no manifest, its quality unknown; the neutral groups scored 0 throughout say so

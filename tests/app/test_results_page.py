@@ -35,7 +35,7 @@ def test_one_run_shows_scores_intervals_and_ranking_source(app_factory, results_
     run = json.loads((results_ws / "runs" / at.selectbox(key="results.run").value.split()[0] / "results.json").read_text())
     assert at.metric[0].value == f"{run['unified_scores']['auprc'] * 100:.1f}%"
     assert any(c.value.startswith("95 % CI") for c in at.caption)
-    assert any("Samples ranked by **risk_score**" in c.value for c in at.caption)
+    assert any("Samples ranked by **risk\\_score**" in c.value for c in at.caption)  # names from data are escaped
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     assert len(specs) >= 3  # PR curves, process components, confusion matrix
     thresholds = at.dataframe[0].value

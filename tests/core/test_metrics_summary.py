@@ -46,9 +46,13 @@ def test_load_results_reads_what_read_json_reads(tmp_path):
     path = tmp_path / "results.json"
     path.write_text(json.dumps(scored, ensure_ascii=False, indent=2), encoding="utf-8")
     assert load_results(path) == read_json(path) == json.loads(json.dumps(scored))
-    # What only Python's json takes (NaN, a BOM) still loads; bad JSON is still one DataError with its line.
-    path.write_text('\ufeff{"results": [{"business_id": "b1", "risk_score": NaN}]}', encoding="utf-8")
+    # What only Python's json takes (a BOM) still loads; a NaN score is refused naming the field (issue 26);
+    # bad JSON is still one DataError with its line.
+    path.write_text('\ufeff{"results": [{"business_id": "b1", "risk_score": 1}]}', encoding="utf-8")
     assert load_results(path)["results"][0]["business_id"] == "b1"
+    path.write_text('{"results": [{"business_id": "b1", "risk_score": NaN}]}', encoding="utf-8")
+    with pytest.raises(DataError, match=r"field 'results\[0\]\.risk_score'"):
+        load_results(path)
     path.write_text('{"results": [\n  {"business_id": "b1",}\n]}', encoding="utf-8")
     with pytest.raises(DataError, match=r"results.json:2: not valid JSON"):
         load_results(path)

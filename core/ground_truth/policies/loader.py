@@ -199,13 +199,18 @@ def _recency(scoring: Mapping[str, Any], signals: Mapping[str, Signal], src: str
     return Recency(
         reference_year=None if rec.get("reference_year") is None else int(rec["reference_year"]),
         reference_date=None if ref_date is None else str(ref_date),
-        bands=tuple((None if b.get("max_age") is None else number(b["max_age"], src, f"scoring.recency.bands[{i}].max_age",
-                                                                  minimum=0),
+        bands=tuple((None if b.get("max_age") is None else _checked(b["max_age"], src, f"scoring.recency.bands[{i}].max_age"),
                      number(b.get("weight"), src, f"scoring.recency.bands[{i}].weight", minimum=0))
                     for i, b in enumerate(rec.get("bands") or [])),
         discard_older_than=discard.get("older_than"), discard_signal=discard.get("signal"),
         discard_min_reviews=int(discard.get("min_reviews", 0)), discard_within=float(discard.get("within", 0)),
     )
+
+
+def _checked(value: Any, src: str, where: str) -> Any:
+    """``value`` as given (2 stays 2, not 2.0: GT files show it) once :func:`number` accepts it."""
+    number(value, src, where, minimum=0)
+    return value
 
 
 def _ids(folder: Path) -> list[str]:
