@@ -167,11 +167,15 @@ def _check_model(config: RunConfig) -> None:
     if endpoint.is_local or priced:
         return
     if not config.unpriced:
+        how = ("give its price (--price INPUT,OUTPUT in USD per million tokens, or $WORKBENCH_PRICES) or run it "
+               "knowingly without one (--unpriced)")
         known = [OFFLINE_MODEL, *PRICES, *_env_models()]
-        listed = "" if config.model in known else f" (models with a price: {', '.join(PRICES)})"
-        raise WorkbenchError(f"model {config.model!r} has no price{listed}, so its cost can be neither estimated nor "
-                             "capped: give its price (--price INPUT,OUTPUT in USD per million tokens, or "
-                             "$WORKBENCH_PRICES) or run it knowingly without one (--unpriced)")
+        if config.model not in known:  # a typo, or a model the endpoint serves: both said, in one line
+            unknown = UnknownNameError("model", config.model, known)
+            unknown.args = (f"{unknown}. If the endpoint serves it, it has no price: {how}",)
+            raise unknown
+        raise WorkbenchError(f"model {config.model!r} has no price, so its cost can be neither estimated nor "
+                             f"capped: {how}")
     if config.max_cost is not None:
         raise WorkbenchError(f"--max-cost needs a price for model {config.model!r} (--price INPUT,OUTPUT)")
 

@@ -162,7 +162,8 @@ def test_a_model_not_built_in_is_the_model_used_with_its_price_and_a_paid_run_is
     at.run()
     at.selectbox(key="runs.model").set_value("my-own-model").run()
     assert "Model used: my-own-model · no price: give one, or run it knowingly without one" in [t.value for t in at.text]
-    assert any(e.value.startswith("model 'my-own-model' has no price") for e in at.error)  # nothing launches yet
+    assert any(e.value.startswith("unknown model 'my-own-model'") and "it has no price: give its price" in e.value
+               for e in at.error)  # nothing launches yet
     assert all(b.key != "runs.launch" for b in at.button)
     at.text_input(key="runs.price").set_value("1,2").run()
     assert "Model used: my-own-model · price $1 / $2 per million input / output tokens" in [t.value for t in at.text]

@@ -77,7 +77,8 @@ def test_a_second_start_of_a_running_run_fails_at_once_and_nothing_is_paid_twice
     server.close_gate()  # the first run waits on its first answer until the others have been refused
     run = ["--dataset", "demo", "--method", "direct", "--model", "test-model", "--concurrency", "1", "-n", "6",
            "--run-id", "x"]
-    first = _cli(demo_ws, server, *run, wait=False)
+    # the gate holds its first call while the others start (minutes on a loaded machine): no timeout retry meanwhile
+    first = _cli(demo_ws, server, *run, wait=False, WORKBENCH_LLM_TIMEOUT="900")
     log = demo_ws.runs_dir / "x" / "samples.jsonl"
     _wait_for(lambda: run_status(demo_ws, "x").get("status") == "running", timeout=120, what="the first run running")
     others = [_cli(demo_ws, server, *run, wait=False), _cli(demo_ws, server, "--resume", "x", wait=False)]
