@@ -82,26 +82,44 @@ def _runs(ws: Workspace, runs: Sequence[str] | None, datasets: Sequence[str] | N
     return sorted(r for r in have if run_dataset(ws, r) in datasets)
 
 
-def _definitions(ws: Workspace, dataset: str, task: str, run_policies: set[str]) -> tuple[str, ...]:
+def _definitions(ws: Workspace, dataset: str, task: str, run_policies: set[str],
+                 gt_files: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
     """The definitions whose GT a release shows: those of the workspace's GT files and of its runs
     (in the task's own order), else the task's first definition."""
     known = task_definitions(task, ws)
     named = set(run_policies)
-    for entry in list_gt_files(ws):
+    for entry in gt_files:
         if entry.get("dataset") in (None, dataset) and entry.get("definition"):  # a definition names its task
             named.add(str(entry["definition"]).split("+")[0])
     chosen = tuple(d for d in known if d in named)
     return chosen or tuple(known[:1])
 
 
-def _ks(ws: Workspace, runs: Sequence[str], dataset: str, task: str, asked: Sequence[int | None] | None) -> tuple[int | None, ...]:
+@dataclass(frozen=True)
+class RunFacts:
+    """What the scope needs of a run (read once: a run's results.json can be tens of MB)."""
+
+    dataset: str | None
+    task: str | None
+    policy: str | None
+    k: int | None
+
+
+def run_facts(ws: Workspace, run_id: str) -> RunFacts:
+    """The dataset, task, policy and K of a run."""
+    res = load_results(ws.run_dir(run_id))
+    config = (read_record(ws.run_dir(run_id) / "config.json") or {}).get("config") or res.get("config") or {}
+    k = res.get("k")
+    return RunFacts(str(config["dataset"]) if config.get("dataset") else None, res.get("task_id"),
+                    None if res.get("policy_id") is None else str(res.get("policy_id")), k if isinstance(k, int) else None)
+
+
+def _ks(facts: Mapping[str, RunFacts], dataset: str, task: str,
+        asked: Sequence[int | None] | None) -> tuple[int | None, ...]:
     if asked:
         return tuple(normalize_ks(list(asked)))
     ks: set[int | None] = set(DEFAULT_KS)
-    for r in runs:
-        res = load_results(ws.run_dir(r))
-        if res.get("task_id") == task and run_dataset(ws, r) == dataset and isinstance(res.get("k"), int):
-            ks.add(res["k"])
+    ks |= {f.k for f in facts.values() if f.task == task and f.dataset == dataset and f.k is not None}
     return tuple(sorted(k for k in ks if k is not None))
 
 
@@ -115,23 +133,24 @@ def choose_scope(ws: Workspace, *, datasets: Sequence[str] | None = None, runs: 
         if d not in have:
             raise UnknownNameError("dataset", d, have)
     chosen_runs = _runs(ws, runs, datasets)
+    facts = {r: run_facts(ws, r) for r in chosen_runs}
     names = set(datasets or ([] if runs else have))
-    names |= {d for d in (run_dataset(ws, r) for r in chosen_runs) if d}
+    names |= {f.dataset for f in facts.values() if f.dataset}
     missing = sorted(names - set(have))
     if missing:
         raise WorkbenchError(f"runs name datasets that are not in {ws.root}: {', '.join(missing)}")
     if baseline is not None and baseline not in chosen_runs:
         raise UnknownNameError("run in this release", baseline, chosen_runs)
     gts = []
+    gt_files = list_gt_files(ws)  # read once: GT files of a large dataset are MBs each
     for dataset in sorted(names):
         for task in task_ids(ws):
             judge = get_gt_judge(ws, dataset, task) if list_judges(ws, dataset, task) else None
             if judge is None:
                 continue
-            policies = {str(load_results(ws.run_dir(r)).get("policy_id")) for r in chosen_runs
-                        if run_dataset(ws, r) == dataset and load_results(ws.run_dir(r)).get("task_id") == task}
-            defs = _definitions(ws, dataset, task, policies)
-            gts.append(GTScope(dataset, task, judge, defs, _ks(ws, chosen_runs, dataset, task, ks)))
+            policies = {str(f.policy) for f in facts.values() if f.dataset == dataset and f.task == task}
+            defs = _definitions(ws, dataset, task, policies, gt_files)
+            gts.append(GTScope(dataset, task, judge, defs, _ks(facts, dataset, task, ks)))
     if not gts and not chosen_runs:
         raise WorkbenchError(f"nothing to release in {ws.root}: no judged dataset and no scored run")
     return Scope(title or f"Benchmark release of {ws.root.name}", tuple(sorted(names)), tuple(chosen_runs),
