@@ -69,7 +69,9 @@ def test_a_comparison_across_gts_says_so(chromium_browser, lineage_server, tmp_p
         page.goto(f"{lineage_server.url}/results")
         wait_ready(page, "GT: ", timeout=60_000)
         page.get_by_text("Compare runs").click()
+        wait_ready(page, "Paired differences against", timeout=60_000)  # the comparison is drawn
         wait_ready(page, "scored against different GTs", timeout=60_000)
+        page.get_by_text("GT differs").first.wait_for(timeout=60_000)
         body = page.inner_text("body")
         assert "GT differs" in body and "only the restaurants whose GT verdict is the same" in body
         _shot(page, "results-compare-mixed-gt", tmp_path)
