@@ -15,7 +15,7 @@ PYTEST_ARGS ?= -n auto --dist loadgroup
 WORKBENCH_FIXTURES ?= $(if $(wildcard ../shared/fixtures/README.md),$(abspath ../shared/fixtures),)
 export WORKBENCH_FIXTURES
 
-.PHONY: run test test-fast install install-dev demo lint bench clean
+.PHONY: run test test-all test-fast install install-dev demo lint bench clean
 
 # The project itself is installed editable: the `workbench` command (= python -m core) works from any folder.
 $(VENV)/.runtime: requirements.txt pyproject.toml
@@ -48,7 +48,15 @@ lint: install-dev
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
 
+# The suite CI runs: every test but the heavy ones (a few end-to-end walks, kill and property tests
+# that take minutes of CPU and repeat what quicker tests check); `make test-all` runs them too.
 test: install-dev
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not heavy"
+
+test-all: install-dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
@@ -59,7 +67,7 @@ test-fast: install-dev
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest $(PYTEST_ARGS) -m "not e2e"
+	$(PY) -m pytest $(PYTEST_ARGS) -m "not e2e and not heavy"
 
 bench: install-dev
 	$(PY) bench/import_scan.py

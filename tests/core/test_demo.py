@@ -129,6 +129,7 @@ def gt_by_k(demo: dict) -> dict[str, dict[int, float]]:
 
 
 # --- determinism ---
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_same_seed_same_bytes_and_other_seed_differs(tmp_path, full_demo):
     other = tmp_path / "again"
     generate_demo(other)

@@ -126,6 +126,7 @@ _DOCS = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4)
                      | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=25)
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 @settings(max_examples=1000, deadline=None)
 @given(_DOCS)
 def test_json_document_is_the_stdlib_bytes_on_random_documents(doc):

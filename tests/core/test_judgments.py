@@ -145,6 +145,7 @@ def test_empty_log(workspace):
     assert list_judges(workspace, "d", "G1a") == []
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_load_100k_sorted_with_every_row(workspace):
     n_rest, per = 1000, 100
     bids = pl.Series([f"B{b:05d}" for b in range(n_rest)])

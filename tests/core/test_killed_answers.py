@@ -11,6 +11,8 @@ local server counts no request twice. With ``--concurrency 1`` nothing else is i
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import signal
@@ -61,6 +63,7 @@ def _cache_keys(ws: Workspace) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) if path.exists() else 0
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_judging_killed_while_using_an_answer_resumes_without_asking_it_again(workspace, judging_dataset, llm_server):
     rows = judging_dataset(restaurants=2)  # 12 matched reviews
     llm_server.responder = heuristic_responder
@@ -86,6 +89,7 @@ def test_judging_killed_while_using_an_answer_resumes_without_asking_it_again(wo
     assert log.select("business_id", "idx").unique().height == 12
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_run_killed_while_using_an_answer_resumes_without_asking_it_again(demo_ws):
     with LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN) as server:
         env = _env(server.base_url)

@@ -101,6 +101,7 @@ def write_inputs(box: Path, name: str) -> None:
     (box / "inputs" / "reviews.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_property_no_cli_command_writes_outside_the_workspace(box):
     base = outside(box)
     ws = str(box / "ws")

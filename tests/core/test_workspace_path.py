@@ -171,6 +171,7 @@ def _run_entry(entry, argv):
         sys.argv = saved
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 @pytest.mark.slow
 def test_installed_workbench_command_works_from_any_folder(tmp_path):
     """The installed `workbench` = `python -m core`, from a folder that is not the repository."""

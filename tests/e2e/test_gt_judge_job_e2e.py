@@ -27,6 +27,7 @@ def _judging_tab(page) -> None:
     wait_ready(page, "Keyword-matched", timeout=60_000)
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_judging_survives_closing_the_tab(chromium_browser, small_demo, tmp_path):
     root = tmp_path / "ws"
     shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("jobs", "cache", "runs"))

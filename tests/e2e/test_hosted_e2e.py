@@ -95,6 +95,7 @@ CRAFTED = [
 ]
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_twenty_crafted_query_strings_change_nothing_and_run_no_script(demo_server, page):
     """At least 20 crafted requests (more hostile clicks, codes and cookies follow in the tests below)."""
     server, root = demo_server

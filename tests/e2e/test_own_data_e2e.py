@@ -92,6 +92,7 @@ def make_run(workspace: Path, log_dir: Path) -> Iterator[MakeRun]:
         server.stop()
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_own_data_path_in_the_browser(chromium_browser, fixtures_dir, tmp_path):
     home, logs = tmp_path / "home", tmp_path / "logs"
     elsewhere, parent = home / "elsewhere", home / "projects"

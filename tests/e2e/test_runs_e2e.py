@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 SHOTS = Path(os.environ.get("WORKBENCH_SCREENSHOTS", "/tmp/runs-shots"))
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_run_survives_closing_the_tab(chromium_browser, small_demo, tmp_path):
     root = tmp_path / "ws"
     shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("jobs", "cache"))

@@ -42,6 +42,7 @@ def settle(page, text: str) -> None:
     page.wait_for_timeout(800)  # the canvas is redrawn a moment after the script ends
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_data_table_ticks_the_selected_restaurant(chromium_browser, app_server, tmp_path):
     page = chromium_browser.new_page(viewport={"width": 1400, "height": 1100})
     try:

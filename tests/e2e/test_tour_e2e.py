@@ -82,6 +82,7 @@ def _project_id(conn, name: str) -> int:
     return conn.execute(select(projects.c.project_id).where(projects.c.name == name)).scalar_one()
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 @pytest.mark.xdist_group("tour")
 def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
     server = StreamlitServer(demo_copy)
@@ -267,6 +268,7 @@ def test_newcomers_tour_of_every_page(chromium_browser, demo_copy, watch):
         close_stores()
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 @pytest.mark.xdist_group("tour_gated")
 def test_two_raters_labeling_at_once(chromium_browser, gated, watch):
     """Two browser contexts rate the demo project at the same time; the store keeps every rating, never
