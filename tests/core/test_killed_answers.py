@@ -11,14 +11,14 @@ local server counts no request twice. With ``--concurrency 1`` nothing else is i
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from core.judgments import judged_keys, read_log
 from core.workspace import Workspace

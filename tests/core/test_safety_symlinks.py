@@ -81,19 +81,23 @@ CASES: list[tuple[str, str, bool, Callable[[Workspace, Path], Callable[[], int]]
 ]
 
 
-@pytest.mark.parametrize(("name", "link", "is_dir", "action"), CASES, ids=[c[0] for c in CASES])
-def test_high1_a_planted_link_redirects_no_write(demo_ws, tmp_path, fixtures_dir, capsys, name, link, is_dir, action):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "keep.txt").write_text("keep\n", encoding="utf-8")
-    planted = demo_ws.root / link
+def _plant(planted: Path, outside: Path, is_dir: bool) -> None:
+    """Replace ``planted`` by a link: a folder link points at ``outside``; a file link at a file there
+    that does not exist yet."""
     if planted.is_dir():
         shutil.rmtree(planted)
     elif planted.exists():
         planted.unlink()
     planted.parent.mkdir(parents=True, exist_ok=True)
-    # a folder link points at the outside folder; a file link at a file there that does not exist yet
     planted.symlink_to(outside if is_dir else outside / planted.name, target_is_directory=is_dir)
+
+
+@pytest.mark.parametrize(("name", "link", "is_dir", "action"), CASES, ids=[c[0] for c in CASES])
+def test_high1_a_planted_link_redirects_no_write(demo_ws, tmp_path, fixtures_dir, capsys, name, link, is_dir, action):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep\n", encoding="utf-8")
+    _plant(demo_ws.root / link, outside, is_dir)
     before = snapshot(outside)
     try:
         code = action(demo_ws, fixtures_dir / "dev-ADDM/head")()
@@ -116,13 +120,7 @@ def test_high1_rerun_of_the_probe_counts_no_escape(demo_ws, tmp_path, fixtures_d
         ws = Workspace(ws_root)
         outside = tmp_path / f"outside-{abs(hash(name))}"
         outside.mkdir()
-        planted = ws.root / link
-        if planted.is_dir():
-            shutil.rmtree(planted)
-        elif planted.exists():
-            planted.unlink()
-        planted.parent.mkdir(parents=True, exist_ok=True)
-        planted.symlink_to(outside if is_dir else outside / planted.name, target_is_directory=is_dir)
+        _plant(ws.root / link, outside, is_dir)
         try:
             action(ws, fixtures_dir / "dev-ADDM/head")()
         except ValueError:
