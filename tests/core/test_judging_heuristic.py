@@ -193,6 +193,7 @@ def _accuracy(joined: pl.DataFrame) -> dict[str, float]:
     return {f: float((joined[f] == joined[f"true_{f}"]).mean()) for f in FIELDS}
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 @pytest.mark.parametrize("version", ["heuristic-v1", "heuristic-v2"])
 def test_agreement_with_the_demo_planted_truth(tmp_path, version):
     """Per-field accuracy on keyword-matched demo reviews vs the planted labels.

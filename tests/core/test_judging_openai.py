@@ -162,6 +162,7 @@ def _cli(ws, server, *extra: str, check: bool = True) -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 @pytest.mark.slow
 def test_killed_run_resumes_with_zero_repeated_requests(workspace, judging_dataset, llm_server):
     rows = judging_dataset(restaurants=4)  # 24 matched reviews

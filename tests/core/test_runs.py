@@ -84,6 +84,7 @@ def test_never_more_than_c_requests_in_flight(demo_ws, server):
     assert server.max_in_flight == 3  # and the bound is used
 
 
+@pytest.mark.heavy  # `make test-all`: minutes of CPU, covered in part by quicker tests
 def test_sigkill_half_way_then_resume_repeats_no_finished_sample(demo_ws, server):
     server.delay_all = 0.2
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"}
