@@ -9,7 +9,7 @@ from core.base.errors import WorkbenchError
 from core.ground_truth import FORMULAS, k_label
 from core.ground_truth.views import definitions
 from core.tasks import task_ids
-from core.ui import cache, gt_certainty, gt_grid, gt_page, gt_runs
+from core.ui import audit_plan, cache, gt_certainty, gt_grid, gt_page, gt_runs
 from core.ui import claims as ui_claims
 from core.ui import judges as ui_judges
 
@@ -46,6 +46,7 @@ if tab_compare.open:  # two judges' GT at every K: computed when the tab is show
     with tab_compare:
         ui_judges.render_compare_judges(ws, dataset, choice.task, judges, committed, choice.ks)
         gt_certainty.audit_report_section(ws, dataset, choice.task)  # each judge against a human audit
+        audit_plan.plan_section(ws, dataset, choice.task, judges)  # sample reviews for raters, create the project
 if frame is None:
     with tab_rest:
         if problem:

@@ -81,8 +81,8 @@ def audit_report_section(ws: Workspace, dataset: str, task: str) -> None:
     audits = [s.partition(":")[2] for s in audit_cache.sources(ws, dataset, task) if s.startswith("audit:")]
     st.subheader("Judges against a human audit")
     if not audits:
-        st.caption(f"No judge audit of {dataset}/{task} yet: `workbench audit plan --dataset {dataset} --task {task} "
-                   "--judge JUDGE` samples reviews for raters to answer on the Labeling page.")
+        st.caption(safe("No judge audit of {d}/{t} yet: plan one below (or with `python -m core audit plan`); "
+                        "raters answer its reviews on the Labeling page.", d=dataset, t=task))
         return
     if st.session_state.get(K_AUDIT) not in audits:
         st.session_state[K_AUDIT] = audits[0]
@@ -103,9 +103,9 @@ def audit_report_section(ws: Workspace, dataset: str, task: str) -> None:
             for field in judge["fields"]:
                 kappa = "—" if field["kappa"] is None else f"{field['kappa']:.3f}"
                 st.markdown(safe("**{f}** · n = {n} · Cohen's κ {k}", f=field["field"], n=field["n"], k=kappa))
-                left, right = st.columns([2, 3])
-                left.dataframe(_matrix(field), hide_index=True, width="stretch")
-                right.dataframe(_values_table(field), hide_index=True, width="stretch")
+                # one under the other: side by side, a four-value confusion was cut off at its right edge
+                st.dataframe(_matrix(field), hide_index=True, width="stretch")
+                st.dataframe(_values_table(field), hide_index=True, width="stretch")
                 if field["unaudited"]:
                     st.caption(safe("Never judged or never agreed on here (taken as certain by the confusion file): "
                                     "{v}", v=", ".join(field["unaudited"])))

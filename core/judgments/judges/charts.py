@@ -43,12 +43,15 @@ def verdict_agreement_chart(verdicts: Sequence[dict[str, Any]]) -> alt.Chart:
              "differ": len(v["differing"])} for v in verdicts]
     data = pl.DataFrame(rows)
     k_order = [r["K"] for r in sorted(rows, key=lambda r: r["order"])]
+    seen = [r["agreement"] for r in rows if r["agreement"] is not None]
+    floor = max(0, 5 * int(min(seen, default=100) // 5) - 5)  # a flat 100 % still gets a readable axis
     return (
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
             x=alt.X("K:O", sort=list(dict.fromkeys(k_order)), title="K (reviews seen)", axis=alt.Axis(labelAngle=0)),
-            y=alt.Y("agreement:Q", title="agreement %", scale=alt.Scale(zero=False)),
+            y=alt.Y("agreement:Q", title="agreement %", scale=alt.Scale(domain=[floor, 100]),
+                    axis=alt.Axis(format=".0f")),
             color=alt.Color("definition:N", title="formula / policy",
                             legend=alt.Legend(orient="top") if len({r["definition"] for r in rows}) > 1 else None),
             tooltip=[alt.Tooltip("definition:N", title="formula / policy"), alt.Tooltip("K:O"),
