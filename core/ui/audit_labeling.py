@@ -18,11 +18,10 @@ from core.ui.labeling import (
     K_LAST_MS,
     K_SHOWN_AT,
     K_VIEW,
-    SKIP_SHORTCUT,
-    SUBMIT_SHORTCUT,
+    action_row,
     keep,
     notes_key,
-    skip,
+    short_title,
 )
 
 
@@ -86,15 +85,8 @@ def answer_widgets(store: LabelStore, project: Project, code: str, view: assignm
                  help=f.description or None)
     st.text_area("Notes (optional)", key=notes_key(token), height=68, placeholder="Anything unclear or worth discussing?")
     missing = [f.name for f in project.answer_fields if st.session_state.get(answer_key(token, f.name)) is None]
-    with st.container(horizontal=True, vertical_alignment="center"):
-        st.button("Submit", type="primary", key="labeling.submit", on_click=submit, args=(store, project, code, token),
-                  shortcut=SUBMIT_SHORTCUT, icon=":material/check:", wrap=False, disabled=bool(missing))
-        st.button("Skip", key="labeling.skip", on_click=skip, args=(store, project, code, token),
-                  shortcut=SKIP_SHORTCUT, icon=":material/skip_next:", wrap=False)
-        last = st.session_state.get(K_LAST_MS)
-        hint = f"Still to answer: {', '.join(missing)}. " if missing else ""
-        st.caption((render.escape_markdown(hint) + " " if hint else "") + "Skipped items come back after all others."
-                   + (f" Last save took {last:.0f} ms." if last is not None else ""))
+    hint = render.escape_markdown(f"Still to answer: {', '.join(missing)}.") + "  " if missing else ""
+    action_row(store, project, code, token, submit, ready=not missing, hint=hint)
 
 
 def show_recent_answers(store: LabelStore, project: Project, code: str) -> None:
@@ -104,8 +96,7 @@ def show_recent_answers(store: LabelStore, project: Project, code: str) -> None:
         return
     with st.expander("Your recent answers", icon=":material/history:", expanded=False):
         for r in recent:
-            title = " ".join(r["title"].split())
-            title = title if len(title) <= 60 else title[:59] + "…"
+            title = short_title(r["title"])
             st.markdown(f"item #{r['item_id']}" + (f" · {render.escape_markdown(title)}" if title else "")
                         + f" · {render.escape_markdown(answers_text(r['answers'] or {}))}"
                         + f" · {r['created_at']:%H:%M:%S} UTC")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -169,17 +170,30 @@ def rating_widgets(store: LabelStore, project: Project, code: str, view: assignm
     st.text_area("Notes (optional)", key=notes_key(token), height=80,
                  placeholder="Anything unclear or worth discussing?")
     ready = answered(token)
+    action_row(store, project, code, token, submit, ready=ready,
+               hint="" if ready else "Move the slider (or tick \"0 is my answer\") to submit. ",
+               note=" Open in two tabs? The later submit replaces the earlier one (both kept in the history).")
+
+
+def action_row(store: LabelStore, project: Project, code: str, token: str, on_submit: Callable[..., None], *,
+               ready: bool, hint: str, note: str = "") -> None:
+    """Submit (``on_submit``, disabled until ``ready``) and Skip in one row, with the hint, the skip rule
+    and the last save's time in a caption (slider items and audit items alike)."""
     with st.container(horizontal=True, vertical_alignment="center"):
-        st.button("Submit", type="primary", key="labeling.submit", on_click=submit,
+        st.button("Submit", type="primary", key="labeling.submit", on_click=on_submit,
                   args=(store, project, code, token), shortcut=SUBMIT_SHORTCUT, icon=":material/check:",
                   wrap=False, disabled=not ready)
         st.button("Skip", key="labeling.skip", on_click=skip, args=(store, project, code, token),
                   shortcut=SKIP_SHORTCUT, icon=":material/skip_next:", wrap=False)
         last = st.session_state.get(K_LAST_MS)
-        hint = "Move the slider (or tick \"0 is my answer\") to submit. " if not ready else ""
-        st.caption(hint + "Skipped items come back after all others. Open in two tabs? The later submit "
-                   "replaces the earlier one (both kept in the history)."
+        st.caption(hint + "Skipped items come back after all others." + note
                    + (f" Last save took {last:.0f} ms." if last is not None else ""))
+
+
+def short_title(raw: str, limit: int = 60) -> str:
+    """An item title on one line, cut to ``limit`` characters with an ellipsis."""
+    title = " ".join(raw.split())
+    return title if len(title) <= limit else title[:limit - 1] + "…"
 
 
 def show_recent(store: LabelStore, project: Project, code: str) -> None:
@@ -190,8 +204,7 @@ def show_recent(store: LabelStore, project: Project, code: str) -> None:
     with st.expander("Your recent ratings", icon=":material/history:", expanded=False):
         for r in recent:
             left, right = st.columns([5, 1], vertical_alignment="center")
-            title = " ".join(r["title"].split())
-            title = title if len(title) <= 60 else title[:59] + "…"
+            title = short_title(r["title"])
             left.markdown(f"**{r['score']:+.2f}** · item #{r['item_id']}"
                           + (f" · {render.escape_markdown(title)}" if title else "")
                           + f" · {r['created_at']:%H:%M:%S} UTC" + (" · repeat audit" if r["is_repeat"] else ""))
