@@ -36,6 +36,7 @@ import polars as pl
 
 from core.base.errors import UnknownNameError, WorkbenchError
 from core.base.files import read_json, sha256_file
+from core.base.stamps import file_stamp
 from core.ground_truth.formulas import Formula
 from core.ground_truth.policies import Policy
 from core.ground_truth.variants import ResolvedDefinition, resolve_definition
@@ -103,11 +104,7 @@ def dataset_sha256(ws: Workspace, dataset: str) -> str:
 
 
 def _stamp(path: Path) -> tuple[str, int, int]:
-    try:
-        st = path.stat()
-    except OSError:
-        return (str(path), 0, -1)
-    return (str(path), st.st_mtime_ns, st.st_size)
+    return file_stamp(path) or (str(path), 0, -1)
 
 
 def judgments_state(ws: Workspace, dataset: str, task: str, judge: str) -> tuple[str, int]:

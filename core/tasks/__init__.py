@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from core.base.errors import DataError, UnknownNameError
 from core.base.files import read_yaml_mapping
 from core.base.registry import Registry
+from core.base.stamps import folder_stamps
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
@@ -263,9 +264,7 @@ def _folder_tasks(folder: Path, stamp: tuple = ()) -> tuple[Task, ...]:
 
 
 def _stamp(folder: Path) -> tuple:
-    if not folder.is_dir():
-        return ()
-    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+    return folder_stamps(folder, "*.yaml")
 
 
 

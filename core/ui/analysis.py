@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
+from core.base.stamps import folder_stamps
 from core.labeling import items as labeling_items
 from core.labeling import store as label_store
 from core.labeling.store import catalog
@@ -57,7 +58,7 @@ SCORERS_DIR = "scorers"  # the workspace's trained scorers, one folder (with man
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _analysis(root: str, path: str, mtime: float, project: str | None, threshold: float,
-              stamp: tuple[int, int], scorers: tuple[tuple[str, int], ...]) -> dict[str, Any]:
+              stamp: tuple[int, int], scorers: tuple[tuple[str, int, int], ...]) -> dict[str, Any]:
     ws = Workspace(Path(root))
     frames, labels = None, analysis.DEFAULT_BIN_LABELS
     if project:
@@ -67,11 +68,9 @@ def _analysis(root: str, path: str, mtime: float, project: str | None, threshold
     return analysis.analyze(path, audit=frames, threshold=threshold, labels=labels, scorers_dir=ws.root / SCORERS_DIR)
 
 
-def _scorers_stamp(ws: Workspace) -> tuple[tuple[str, int], ...]:
-    """(folder, manifest mtime) of every scorer of the workspace: a retrained scorer is a new key."""
-    base = ws.root / SCORERS_DIR
-    return tuple((p.parent.name, p.stat().st_mtime_ns) for p in sorted(base.glob("*/manifest.json"))) \
-        if base.is_dir() else ()
+def _scorers_stamp(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
+    """The stamps of every scorer's manifest in the workspace: a retrained scorer is a new key."""
+    return folder_stamps(ws.root / SCORERS_DIR, "*/manifest.json")
 
 
 def load_analysis(ws: Workspace, run: dict[str, Any], project: str | None, threshold: float) -> dict[str, Any]:

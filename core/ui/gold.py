@@ -18,6 +18,7 @@ import streamlit as st
 
 from core import ui
 from core.base.errors import WorkbenchError
+from core.base.stamps import folder_stamps
 from core.gold import charts, store
 from core.gold.answers import write_answers_file
 from core.gold.compare import (
@@ -56,15 +57,14 @@ def guarded(fn: Any, *args: Any) -> Any:
         st.stop()
 
 
-def stamp(ws: Workspace) -> int:
-    """Latest modification time of any file under ``gold/`` (the loaders' cache key: a parameter
-    Streamlit hashes, so no leading underscore)."""
-    base = ws.gold_dir
-    return max((p.stat().st_mtime_ns for p in base.rglob("*") if p.is_file()), default=0) if base.is_dir() else 0
+def stamp(ws: Workspace) -> tuple:
+    """The stamps of every file under ``gold/`` (the loaders' cache key: a parameter Streamlit
+    hashes, so no leading underscore). A file replaced by an older one, or removed, changes it too."""
+    return folder_stamps(ws.gold_dir, "**/*")
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _evaluate(root: str, set_name: str, source: str, method: str, gold_stamp: int) -> dict[str, Any]:
+def _evaluate(root: str, set_name: str, source: str, method: str, gold_stamp: tuple) -> dict[str, Any]:
     ws = Workspace(Path(root))
     answers = None if source == EXPECTED else store.answers_path(ws, set_name, source)
     request = EvalRequest(store.set_files(ws, set_name), store.set_config(ws, set_name),
@@ -79,7 +79,7 @@ def evaluate(ws: Workspace, set_name: str, source: str, method: str) -> dict[str
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _must_include(root: str, set_name: str, gold_stamp: int) -> dict[str, list[str]]:
+def _must_include(root: str, set_name: str, gold_stamp: tuple) -> dict[str, list[str]]:
     ws = Workspace(Path(root))
     return {i.sample_id: list(i.must_include) for i in load_gold_files(store.set_files(ws, set_name))}
 
@@ -90,7 +90,7 @@ def must_include(ws: Workspace, set_name: str) -> dict[str, list[str]]:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def _report(root: str, name: str, gold_stamp: int) -> dict[str, Any]:
+def _report(root: str, name: str, gold_stamp: tuple) -> dict[str, Any]:
     return read_report(store.report_path(Workspace(Path(root)), name))
 
 

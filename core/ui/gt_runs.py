@@ -17,6 +17,7 @@ import polars as pl
 import streamlit as st
 
 from core.base.errors import WorkbenchError
+from core.base.stamps import folder_stamps
 from core.ground_truth import k_label
 from core.ground_truth.export import export_gt
 from core.ground_truth.lineage import lineages_by_k
@@ -32,8 +33,7 @@ K_RUN = "gt.runs.run"
 
 
 def _stale_key(ws: Workspace, dataset: str, task: str) -> str:
-    stamps = (data_stamp(ws, dataset, task), tuple(sorted((p.name, p.stat().st_mtime_ns) for p in
-                                                          ws.runs_dir.glob("*/summary.json"))) if ws.runs_dir.is_dir() else ())
+    stamps = (data_stamp(ws, dataset, task), folder_stamps(ws.runs_dir, "*/summary.json"))
     return hashlib.sha256(repr(stamps).encode()).hexdigest()
 
 

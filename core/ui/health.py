@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from core.base.errors import DataError
 from core.base.files import read_json, read_jsonl_log
+from core.base.stamps import file_stamps
 from core.ground_truth.gt_files import scan_gt_files
 from core.ground_truth.variants import load_variant, variants_dir
 from core.workspace import Workspace
@@ -76,14 +77,7 @@ def _checked_files(ws: Workspace) -> list[Path]:
 
 def stamps(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
     """(path, mtime_ns, size) of every file the check reads: a cache key that changes with any of them."""
-    out = []
-    for path in _checked_files(ws):
-        try:
-            st = path.stat()
-        except OSError:
-            continue
-        out.append((str(path), st.st_mtime_ns, st.st_size))
-    return tuple(out)
+    return file_stamps(_checked_files(ws))
 
 
 def _read_or_problem(path: Path, ws: Workspace, read: Callable[[Path], T]) -> T | Problem:

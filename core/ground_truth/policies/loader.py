@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from core.base.errors import DataError, UnknownNameError
 from core.base.files import read_yaml_mapping
 from core.base.registry import Registry
+from core.base.stamps import folder_stamps
 from core.ground_truth.formulas import VERDICTS
 from core.ground_truth.policies import (
     ByK,
@@ -229,10 +230,8 @@ def load_policy_file(path: str | Path) -> Policy:
 
 
 def _stamp(folder: Path) -> tuple:
-    """Names, sizes and mtimes of a folder's policy files: a cache key that changes with the files."""
-    if not folder.is_dir():
-        return ()
-    return tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(folder.glob("*.yaml")))
+    """The stamps of a folder's policy files: a cache key that changes with the files."""
+    return folder_stamps(folder, "*.yaml")
 
 
 def policy_registry(ws: Workspace | None) -> Registry[Policy]:

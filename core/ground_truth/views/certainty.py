@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from core.base.stamps import file_stamp
 from core.ground_truth import k_label
 
 if TYPE_CHECKING:
@@ -55,9 +56,10 @@ def source_stamp(ws: Workspace, source: str) -> tuple:
     """What changes when the source's confusion may change (a cache key)."""
     kind, _, name = source.partition(":")
     if kind == "file":
-        path = ws.root / CONFUSION_DIR / name
-        stat = path.stat()
-        return (source, stat.st_mtime_ns, stat.st_size)
+        stamp = file_stamp(ws.root / CONFUSION_DIR / name, source)
+        if stamp is None:
+            raise FileNotFoundError(f"confusion file {name} is gone from {CONFUSION_DIR}/")
+        return stamp
     # deferred: sqlalchemy and the label store (~350 ms), only needed for an audit source
     from core.labeling.items import get_project
     from core.labeling.store import answer_sql, open_store
