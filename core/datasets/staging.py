@@ -31,7 +31,6 @@ import duckdb
 import polars as pl
 import polars_hash as plh
 import pyarrow as pa
-import pyarrow.dataset as pds
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 from polars.io.plugins import register_io_source
@@ -208,6 +207,9 @@ class Stager:
             staged = ", ".join(c for c in _STAGED_SCHEMA if c != "idx" or not number)
             parts = []
             if path is not None:
+                # deferred: pyarrow.dataset pulls in pandas (~400 ms); only an import that spilled needs it
+                import pyarrow.dataset as pds
+
                 con.register("staged_file", pds.dataset(path, format="ipc"))  # scanned, not loaded
                 parts.append(f"SELECT {staged} FROM staged_file")  # noqa: S608 - our own columns
             if held is not None:

@@ -20,7 +20,6 @@ import asyncio
 import json
 from typing import Any
 
-from core.judgments.judges.openai_judge import review_messages
 from core.llm import json_schema_format
 from core.methods.base import MethodContext, Request, RestaurantInput, Usage, prompt_template
 from core.methods.contract import contract_from_judgments, has_keyword, policy_text, render, verbatim_snippet
@@ -103,6 +102,9 @@ def kept_reviews(ctx: MethodContext, restaurant: RestaurantInput) -> list[dict[s
 def extraction_request(ctx: MethodContext, restaurant: RestaurantInput, review: dict[str, Any]) -> Request:
     row = {**review, "business_id": restaurant.business_id, "name": restaurant.name,
            "categories": restaurant.categories or ""}
+    # deferred: the judges package loads judgment logs and datasets (~700 ms), only amos's extraction needs it
+    from core.judgments.judges.openai_judge import review_messages
+
     return Request(review_messages(ctx.task, row), ctx.task.response_format(), EXTRACTION_TOKENS)
 
 
