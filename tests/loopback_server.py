@@ -9,6 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # socketserver's 5 drops connections when 64 clients connect at once
+
+
 class LoopbackServer:
     """Subclasses give the request handler (:meth:`handler`) and the thread's name."""
 
@@ -20,7 +24,7 @@ class LoopbackServer:
         raise NotImplementedError
 
     def start(self) -> Self:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self._httpd = _Server(("127.0.0.1", 0), self.handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name=self.thread_name, daemon=True)
         self._thread.start()

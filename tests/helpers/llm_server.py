@@ -544,11 +544,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"error": {"message": f"not found: {self.path}", "type": "invalid_request_error"}})
 
 
-def serve_forever(latency: float = 0.0) -> None:
-    """Run a server with the offline responder in this process; prints its base URL (bench/runs.py)."""
-    import core.methods.offline  # noqa: F401 - load the responder's code before the first request
+def serve_forever(latency: float = 0.0, mode: str = "runs") -> None:
+    """Run a server in this process and print its base URL: ``runs`` answers method prompts with the
+    offline responder (bench/runs.py), ``judge`` answers G1a judging prompts like heuristic-v1
+    (bench/judge_endpoint.py)."""
+    if mode == "judge":
+        server = LLMServer(heuristic_responder).start()
+    else:
+        import core.methods.offline  # noqa: F401 - load the responder's code before the first request
 
-    server = LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN).start()
+        server = LLMServer(offline_responder, key_pattern=RUN_KEY_PATTERN).start()
     server.delay_all = latency
     print(server.base_url, flush=True)
     try:
@@ -560,7 +565,7 @@ def serve_forever(latency: float = 0.0) -> None:
 if __name__ == "__main__":
     import sys
 
-    serve_forever(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0)
+    serve_forever(float(sys.argv[1]) if len(sys.argv) > 1 else 0.0, sys.argv[2] if len(sys.argv) > 2 else "runs")
 
 
 @pytest.fixture()
