@@ -18,6 +18,7 @@ One registry (:data:`ACCURACY_METHODS`); each method scores a whole set at once:
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from collections import Counter
@@ -31,7 +32,7 @@ from core.base.errors import WorkbenchError
 from core.base.progress import Progress, no_progress
 from core.base.registry import Registry
 from core.base.settings import env
-from core.llm import describe_error, make_client, parse_json_content
+from core.llm import describe_error, parse_json_content
 
 DEFAULT_EMBEDDING_MODEL = "text-embedding-3-small"
 DEFAULT_JUDGE_MODEL = "gpt-4o-mini"
@@ -225,38 +226,46 @@ def _tfidf(predicted: Sequence[str], expected: Sequence[str], ctx: AccuracyConte
 # --- embedding ------------------------------------------------------------------------------------
 
 class OpenAIEmbedder:
-    """Embeddings from an OpenAI-compatible endpoint (``client.embeddings.create``), in batches.
+    """Embeddings from an OpenAI-compatible endpoint, in batches, through
+    :meth:`core.llm.AsyncLLM.embed`: the one embedding call of the workbench (rag runs use it too),
+    with its retry policy, cost count and response-cache key.
 
-    With a ``cache`` (:class:`core.llm.ResponseCache`) every batch's vectors are stored (fsync'd)
-    as soon as they arrive, under the same key as :meth:`core.llm.AsyncLLM.embed`: a scoring
-    killed half-way, or run again, pays for no batch twice.
+    With a ``cache`` (:class:`core.llm.ResponseCache`) every batch's vectors are stored as soon as
+    they arrive: a scoring killed half-way, or run again, pays for no batch twice. ``client`` is an
+    ``openai`` client (sync or async) for a given endpoint; None: the configured endpoint.
     """
 
     def __init__(self, client: Any, model: str, cache: Any = None) -> None:
         self.client, self.model, self.cache = client, model, cache
 
-    def _batch(self, chunk: list[str]) -> list[list[float]]:
-        from core.llm import request_key  # core.llm loads the openai client: only when an endpoint is used
+    def _async_client(self) -> Any:
+        if self.client is None:
+            return None
+        import openai  # an endpoint is called: the client is loaded anyway
 
-        key = request_key(str(getattr(self.client, "base_url", "") or ""), self.model,
-                          [{"role": "embed", "content": t} for t in chunk], {"kind": "embeddings"})
-        hit = self.cache.get(key) if self.cache is not None else None
-        if hit is not None:
-            return [list(v) for v in json.loads(hit["content"])]
-        response = self.client.embeddings.create(model=self.model, input=chunk)
-        vectors = [list(d.embedding) for d in sorted(response.data, key=lambda d: d.index)]
-        if self.cache is not None:
-            tokens = int(getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0)
-            self.cache.put(key, {"model": self.model, "content": json.dumps(vectors), "prompt_tokens": tokens,
-                                 "completion_tokens": 0})
-        return vectors
+        if isinstance(self.client, openai.AsyncOpenAI):
+            return self.client
+        return openai.AsyncOpenAI(base_url=str(self.client.base_url), api_key=self.client.api_key,
+                                  timeout=self.client.timeout, max_retries=0)
+
+    async def _embed(self, texts: Sequence[str], progress: Progress) -> list[list[float]]:
+        from core.llm import AsyncLLM  # core.llm loads the openai client: only when an endpoint is used
+
+        client = self._async_client()
+        llm = AsyncLLM(self.model, cache=self.cache, client=client)
+        rows: list[list[float]] = []
+        try:
+            for start in range(0, len(texts), EMBED_BATCH):
+                chunk = [t if t.strip() else " " for t in texts[start:start + EMBED_BATCH]]
+                rows.extend(await llm.embed(chunk, self.model))
+                progress(min(start + EMBED_BATCH, len(texts)), len(texts), "embeddings")
+        finally:
+            if client is not self.client:  # made here: closed here; a caller's async client stays theirs
+                await llm.aclose()
+        return rows
 
     def embed(self, texts: Sequence[str], progress: Progress = no_progress) -> np.ndarray:
-        rows: list[list[float]] = []
-        for start in range(0, len(texts), EMBED_BATCH):
-            rows.extend(self._batch([t if t.strip() else " " for t in texts[start:start + EMBED_BATCH]]))
-            progress(min(start + EMBED_BATCH, len(texts)), len(texts), "embeddings")
-        return np.asarray(rows, dtype=np.float64)
+        return np.asarray(asyncio.run(self._embed(texts, progress)), dtype=np.float64)
 
 
 class LocalEmbedder:
@@ -284,8 +293,6 @@ def make_embedder(model: str | None = None, *, client: Any = None, cache: Any = 
     name = model or env("WORKBENCH_EMBEDDING_MODEL", DEFAULT_EMBEDDING_MODEL) or DEFAULT_EMBEDDING_MODEL
     if name.startswith("local:"):
         return LocalEmbedder(name.removeprefix("local:"))
-    if client is None:
-        client = make_client()
     return OpenAIEmbedder(client, name, cache)
 
 
