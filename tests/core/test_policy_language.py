@@ -81,6 +81,25 @@ def test_all_twelve_head_policies_import_with_a_task_per_topic(imported):
     assert any("'Medical restriction' has no field mapping" in w for w in report.warnings)
 
 
+def test_high_risk_cuisine_applies_with_a_field_mapping_as_addm_computes_it(imported):
+    """The head G1 allergy V3/V4 have a field_mapping and list "High-risk cuisine" (+2) among their
+    modifiers; ADDM's scoring adds it once per restaurant with an incident, mapping or not."""
+    ws, report = imported
+    assert not any("High-risk cuisine" in w for w in report.warnings)
+    for pid in ("G1_allergy_V3", "G1_allergy_V4"):
+        policy = get_policy(pid, ws=ws)
+        assert [(m.label, m.points, m.min_incidents) for m in policy.restaurant_modifiers] == [
+            ("High-risk cuisine", 2, 1)]
+        rows = [{"account_type": "firsthand", "incident_severity": "mild"}]
+        both = pl.concat([judgments(rows), judgments(rows).with_columns(business_id=pl.lit("b"))])
+        frame = compute_policy_gt_frame(both, REST, policy, [25])
+        score = {r["business_id"]: r["score"] for r in frame.iter_rows(named=True)}
+        assert score["a"] == score["b"] + 2 and score["b"] > 0  # "a" is Thai, "b" a pizzeria
+        no_incident = compute_policy_gt_frame(judgments([{"account_type": "firsthand", "incident_severity": "none"}]),
+                                              REST, policy, [25]).filter(pl.col("business_id") == "a")
+        assert no_incident["score"].to_list() == [0]
+
+
 def test_constants_are_deeply_immutable(imported):
     ws, _ = imported
     p = get_policy("G2_business_V3", ws=ws)

@@ -308,7 +308,8 @@ class _Builder:
             alts = [{str(mm["field"]): _values(mm["value"])} for mm in mod_maps if str(mm.get("label")) == label]
             for alt in alts:
                 self.check_values(alt, f"normative.scoring.field_mapping.modifier_mappings[{label}]")
-            if mapping is None and label == LEGACY_CUISINE[0]:
+            # ADDM's code adds "High-risk cuisine" once per restaurant with an incident, field_mapping or not
+            if not alts and LEGACY_CUISINE[0].lower() in label.lower():
                 restaurant_modifiers.append({"label": label, "points": mod.get("points", 0), "min_incidents": 1,
                                              "categories_contain": list(LEGACY_CUISINE[1]),
                                              "description": str(mod.get("description") or "")})
