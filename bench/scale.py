@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import resource
 import shutil
 import subprocess
@@ -63,33 +62,20 @@ def write_sources(folder: Path, n_restaurants: int, per_restaurant: int, seed: i
     The records are those of :func:`core.demo.generate_records` with the same arguments (the same
     seeded streams in the same order), written as they are made.
     """
-    from core.demo.restaurants import business_record, location, plan_restaurants, restaurant_name, yelp_id
-    from core.demo.reviews import build_reviews
-    from core.demo.topics import plan_topics
+    from core.demo import iter_restaurants
 
     folder.mkdir(parents=True, exist_ok=True)
-    user_rng = random.Random(f"scale-workbench-demo:{seed}:users")
-    users = [yelp_id(user_rng) for _ in range(max(4 * per_restaurant, n_restaurants * per_restaurant // 2))]
-    names: set[str] = set()
     counts = {"restaurants": 0, "reviews": 0, "planted": 0}
     tmp_b, tmp_r = folder / "business.json.part", folder / "review.json.part"
     with open(tmp_b, "w", encoding="utf-8") as fb, open(tmp_r, "w", encoding="utf-8") as fr:
-        for plan in plan_restaurants(n_restaurants):
-            rng = random.Random(f"scale-workbench-demo:{seed}:restaurant:{plan.position}")
-            business_id, name, place = yelp_id(rng), restaurant_name(rng, plan.cuisine, names), location(rng)
-            made = build_reviews(rng, plan, business_id, name, place["city"], per_restaurant, users)
-            taken = {row["idx"] for row in made.truth}
-            for idx, plant in plan_topics(seed, plan.position, len(made.reviews), taken).items():
-                made.reviews[idx]["text"] = f"{made.reviews[idx]['text']} {plant.text}"
-            stars = [int(r["stars"]) for r in made.reviews]
-            fb.write(json.dumps(business_record(rng, plan, business_id, name, place, stars, made.is_open),
-                                ensure_ascii=False) + "\n")
+        for position, business, made in iter_restaurants(seed, n_restaurants, per_restaurant):
+            fb.write(json.dumps(business, ensure_ascii=False) + "\n")
             fr.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in made.reviews)
             counts["restaurants"] += 1
             counts["reviews"] += len(made.reviews)
             counts["planted"] += len(made.truth)
-            if plan.position % 10_000 == 9_999:
-                print(f"  generated {plan.position + 1:,} of {n_restaurants:,} restaurants", flush=True)
+            if position % 10_000 == 9_999:
+                print(f"  generated {position + 1:,} of {n_restaurants:,} restaurants", flush=True)
     tmp_b.replace(folder / "business.json")
     tmp_r.replace(folder / "review.json")
     (folder / "counts.json").write_text(json.dumps(counts), encoding="utf-8")

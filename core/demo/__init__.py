@@ -23,7 +23,7 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,11 +110,23 @@ def generate_records(*, seed: int = 7, n_restaurants: int = 100, reviews_per_res
     """
     _check_counts(n_restaurants, reviews_per_restaurant)
     progress = progress or no_progress
-    user_rng = random.Random(f"scale-workbench-demo:{seed}:users")
-    users = [yelp_id(user_rng) for _ in range(max(4 * reviews_per_restaurant, n_restaurants * reviews_per_restaurant // 2))]
     businesses: list[dict[str, Any]] = []
     reviews: list[dict[str, Any]] = []
     truth: list[dict[str, Any]] = []
+    for position, business, made in iter_restaurants(seed, n_restaurants, reviews_per_restaurant):
+        businesses.append(business)
+        reviews.extend(made.reviews)
+        truth.extend(made.truth)
+        progress(position + 1, n_restaurants, business["name"])
+    return DemoData(businesses, reviews, truth)
+
+
+def iter_restaurants(seed: int, n_restaurants: int, reviews_per_restaurant: int) -> Iterator[tuple[int, dict[str, Any], Any]]:
+    """``(position, business record, made reviews and truth)`` of each restaurant in order: the
+    seeded streams of :func:`generate_records`, one restaurant at a time (bench/scale.py writes
+    150,000 restaurants this way without holding them)."""
+    user_rng = random.Random(f"scale-workbench-demo:{seed}:users")
+    users = [yelp_id(user_rng) for _ in range(max(4 * reviews_per_restaurant, n_restaurants * reviews_per_restaurant // 2))]
     names: set[str] = set()
     for plan in plan_restaurants(n_restaurants):
         rng = random.Random(f"scale-workbench-demo:{seed}:restaurant:{plan.position}")
@@ -124,11 +136,7 @@ def generate_records(*, seed: int = 7, n_restaurants: int = 100, reviews_per_res
         for idx, plant in plan_topics(seed, plan.position, len(made.reviews), taken).items():
             made.reviews[idx]["text"] = f"{made.reviews[idx]['text']} {plant.text}"
         stars = [int(r["stars"]) for r in made.reviews]
-        businesses.append(business_record(rng, plan, business_id, name, place, stars, made.is_open))
-        reviews.extend(made.reviews)
-        truth.extend(made.truth)
-        progress(plan.position + 1, n_restaurants, name)
-    return DemoData(businesses, reviews, truth)
+        yield plan.position, business_record(rng, plan, business_id, name, place, stars, made.is_open), made
 
 
 def write_truth(path: Path, rows: list[dict[str, Any]]) -> None:
