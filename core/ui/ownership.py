@@ -8,25 +8,20 @@ modes list every run.
 
 from __future__ import annotations
 
-import secrets
-
-import streamlit as st
-
 from core.runs import owners
-from core.ui import hosting
+from core.ui import hosting, visitor
 from core.workspace import Workspace
 
-K_VISITOR = "runs.visitor"
+K_VISITOR = visitor.K_VISITOR
 
 
 def who(ws: Workspace) -> str:
     """The owner of the runs this session launches: ``visitor:TOKEN`` in the demo mode (one random
-    token per browser session), ``user:EMAIL`` (or ``team:ROLE``) in the team mode, else ``local``."""
+    token per browser, kept in a cookie: :mod:`core.ui.visitor`), ``user:EMAIL`` (or ``team:ROLE``)
+    in the team mode, else ``local``."""
     current = hosting.mode()
     if current == "demo":
-        if K_VISITOR not in st.session_state:
-            st.session_state[K_VISITOR] = secrets.token_hex(8)
-        return f"{owners.VISITOR}{st.session_state[K_VISITOR]}"
+        return f"{owners.VISITOR}{visitor.token()}"
     if current == "team":
         email = hosting.auth.login_email()
         return f"user:{email.strip().lower()}" if email else f"team:{hosting.team_role(ws) or 'guest'}"
