@@ -262,6 +262,8 @@ def test_low_brackets_in_the_workspace_path_break_no_dataset_read(tmp_path, caps
     assert cli("judge", "--dataset", "d", "--task", "G1a", "--judge", "heuristic") == 0
     assert cli("gt", "--dataset", "d", "--task", "G1a", "--k", "4") == 0, capsys.readouterr().err
     assert "no judgments" not in capsys.readouterr().err
+    assert cli("run", "--dataset", "d", "--task", "G1a", "--method", "keyword", "--k", "4") == 0, capsys.readouterr().err
+    assert len(list((ws.root / "runs").glob("*/results.json"))) == 1
 
 
 def test_low_a_copied_workspace_checks_its_own_sources_not_the_originals(tmp_path, capsys):
