@@ -298,6 +298,9 @@ def cmd_import_reviews(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     store = _store(args, reading=True)
     project = _project(store, args.project)
+    if not args.out and store.read_only:  # the default folder is inside the workspace
+        raise WorkbenchError(f"the label store cannot be written ({store.read_only}), nor the workspace's labels "
+                             "folder: export with --out DIR, a folder you can write")
     out = Path(args.out) if args.out else args.workspace.labels_export_dir(project.name)
     result = export_project(store, project, out, include_models=args.include_models)
     lines = [f"{n} -> {path}" for n, path in result["reviews"].items()]

@@ -82,6 +82,8 @@ def test_a_read_only_workspace_is_read_and_writes_say_it_is_read_only(rated, tmp
     assert json.loads(agreement.stdout)["alpha"]["value"] == pytest.approx(0.6530, abs=1e-4)
     consensus = _cli(ws, "--json", "labels", "consensus")
     assert consensus.returncode == 0 and json.loads(consensus.stdout)["summary"]["items"] == 64, consensus.stderr
+    inside = _cli(ws, "labels", "export")  # to the workspace's own labels folder: says to give --out
+    assert inside.returncode == 1 and "export with --out DIR" in inside.stderr, inside.stderr
     out = tmp_path / "exported"
     export = _cli(ws, "labels", "export", "--out", str(out))
     assert export.returncode == 0, export.stderr
