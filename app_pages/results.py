@@ -22,7 +22,7 @@ ws = ui.current_workspace()
 ui.page_header("Results")
 st.caption("How well each method run scores against GT: ordinal AUPRC, process and consistency with "
            "bootstrap 95 % intervals over restaurants, and which restaurants it gets wrong.")
-stamps = ur.run_stamps(ws.runs_dir)
+stamps = ur.shown_stamps(ws, ur.run_stamps(ws.runs_dir))  # the demo: not other visitors' runs
 if not stamps:
     st.info(f"No runs yet in {ws.runs_dir} (runs/*/results.json). Start one on the Runs page or with `python -m core run`.")
     st.stop()

@@ -164,13 +164,14 @@ def _project_payload(project: labeling_items.Project) -> dict[str, Any]:
             "max_raters": project.raters_cap, "reservation_seconds": project.reservation_seconds}
 
 
-def _store(args: argparse.Namespace, *, create: bool = False) -> LabelStore:
-    """The workspace's label store; only commands that write (``create``) create the workspace."""
+def _store(args: argparse.Namespace, *, create: bool = False, reading: bool = False) -> LabelStore:
+    """The workspace's label store; only commands that write (``create``) create the workspace, and
+    commands that only read (``reading``) open a store this user cannot write read-only."""
     if create:
         args.workspace.ensure()
     else:
         args.workspace.require()
-    return open_store(args.workspace.root)
+    return open_store(args.workspace.root, reading=reading)
 
 
 def _project(store: LabelStore, name: str | None) -> labeling_items.Project:
@@ -295,8 +296,11 @@ def cmd_import_reviews(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, reading=True)
     project = _project(store, args.project)
+    if not args.out and store.read_only:  # the default folder is inside the workspace
+        raise WorkbenchError(f"the label store cannot be written ({store.read_only}), nor the workspace's labels "
+                             "folder: export with --out DIR, a folder you can write")
     out = Path(args.out) if args.out else args.workspace.labels_export_dir(project.name)
     result = export_project(store, project, out, include_models=args.include_models)
     lines = [f"{n} -> {path}" for n, path in result["reviews"].items()]
@@ -306,7 +310,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, reading=True)
     projects = [_project(store, args.project)] if args.project else labeling_items.list_projects(store)
     payload = [project_summary(store, p) for p in projects]
     lines = []
@@ -330,7 +334,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def cmd_agreement(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, reading=True)
     project = _project(store, args.project)
     frame = ratings_frame(store, project, include_models=args.include_models)
     # scipy is slow to import: only the commands that compute statistics load it
@@ -360,7 +364,7 @@ def cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def cmd_consensus(args: argparse.Namespace) -> int:
-    store = _store(args)
+    store = _store(args, reading=True)
     project = _project(store, args.project)
     # deferred: only the `labels` command needs it (CLI start-up)
     from core.labeling.agreement import json_safe

@@ -96,10 +96,12 @@ def to_jsonl(rows: list[dict[str, Any]]) -> str:
 def export_project(store: LabelStore, project: Project, out_dir: str | Path, *,
                    include_models: bool = False) -> dict[str, Any]:
     """Write ``{dataset}_reviews.jsonl`` per dataset and ``{project}_consensus.jsonl`` into
-    ``out_dir`` (atomically), after recording calculated consensus snapshots. Returns the paths."""
+    ``out_dir`` (atomically), after recording calculated consensus snapshots (not in a store opened
+    read-only, :mod:`core.labeling.store.readonly`). Returns the paths."""
     require_writable("write label exports into the workspace")
     out = Path(out_dir)
-    cons.record_calculated(store, project, include_models=include_models)
+    if not store.read_only:  # a read-only store keeps its history as it is: the lines are computed the same
+        cons.record_calculated(store, project, include_models=include_models)
     rows = review_rows(store, project)
     by_dataset: dict[str, list[dict[str, Any]]] = {}
     for row in rows:

@@ -47,6 +47,21 @@ def control_refusal(job: dict[str, Any] | None, who: str, *, admin: bool, action
     return f"This run was launched by {whose}: only they (or an admin) may {action} it."
 
 
+def visible_runs(ws: Workspace, run_ids: list[str], who: str, *, admin: bool) -> list[str]:
+    """The runs of ``run_ids`` that ``who`` is shown on a shared demo server, in the same order: runs
+    of no visitor (shipped with the workspace, the CLI's, an admin's) and ``who``'s own; all of them
+    for an admin. Every page that lists method runs filters through this one rule."""
+    if admin:
+        return list(run_ids)
+    jobs = run_jobs(ws)
+    out = []
+    for rid in run_ids:
+        owner = owner_of(jobs.get(rid) or {}) or ""
+        if not owner.startswith(VISITOR) or owner == who:
+            out.append(rid)
+    return out
+
+
 def run_jobs(ws: Workspace) -> dict[str, dict[str, Any]]:
     """The latest job of each run (by run id) among the workspace's run jobs."""
     out: dict[str, dict[str, Any]] = {}

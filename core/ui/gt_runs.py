@@ -25,7 +25,7 @@ from core.ground_truth.views.loaders import data_stamp
 from core.runs import list_runs
 from core.runs.impact import diff_versions
 from core.runs.rescore import rescore_run
-from core.ui import hosting
+from core.ui import hosting, ownership
 from core.ui.text import show
 from core.workspace import Workspace
 
@@ -61,6 +61,8 @@ def runs_section(ws: Workspace, dataset: str, task: str, base: str) -> None:
     does to the stale ones: the restaurants whose verdict moved, why, and each run's score and rank."""
     key = _stale_key(ws, dataset, task)
     rows = _runs_of(str(ws.root), dataset, task, base, key)
+    shown = set(ownership.visible(ws, [r["run_id"] for r in rows]))  # the demo: not other visitors' runs
+    rows = [r for r in rows if r["run_id"] in shown]
     if not rows:
         show(st.info, "No run of this dataset was scored against GT computed with {base}. Launch one on the Runs page.",
              base=base)

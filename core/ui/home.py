@@ -9,7 +9,7 @@ import polars as pl
 import streamlit as st
 
 from core import ui
-from core.ui import health, overview
+from core.ui import health, overview, ownership
 from core.workspace import Workspace
 
 SCHEMA = {"file": pl.String, "problem": pl.String, "kind": pl.String}
@@ -37,8 +37,18 @@ def workspace_overview(ws: Workspace) -> overview.Overview:
     """The Home overview: the file sections cached on the stamps of :data:`core.ui.overview.FILE_AREAS`
     (read-only: shared by every session), the labeling section read from the label store each time."""
     files = _files_overview(str(ws.root), ws.files_stamp(overview.FILE_AREAS))
+    sections = [(title, _shown_runs(ws, frame) if title == overview.RUNS_SECTION else frame, empty)
+                for title, frame, empty in files.sections]
     return overview.Overview(files.headline, files.datasets,
-                             [*files.sections, overview.section(ws, ui.database(ws), *overview.LABELING_SECTION)])
+                             [*sections, overview.section(ws, ui.database(ws), *overview.LABELING_SECTION)])
+
+
+def _shown_runs(ws: Workspace, frame: pl.DataFrame | None) -> pl.DataFrame | None:
+    """The method runs this session is shown (the demo: not other visitors'; the cache is shared)."""
+    if frame is None or frame.is_empty():
+        return frame
+    shown = ownership.visible(ws, frame["run"].cast(pl.Utf8).to_list())
+    return frame.filter(pl.col("run").cast(pl.Utf8).is_in(shown))
 
 
 def warm(ws: Workspace) -> None:

@@ -32,7 +32,7 @@ from core.base.settings import (
 )
 from core.labeling.identity import admin_codes, get_role
 from core.labeling.render import escape_markdown
-from core.ui import auth
+from core.ui import auth, visitor
 from core.ui.rate_limits import (  # noqa: F401 - hosting's face
     DOWNLOAD_LIMIT,
     K_BUCKETS,
@@ -309,7 +309,10 @@ def run_page(page: Any) -> None:
 
 
 def sidebar_account(ws: Workspace) -> None:
-    """Team mode: the signed-in role (and e-mail, for an ``st.login`` user) and a sign-out button in the sidebar."""
+    """Team mode: the signed-in role (and e-mail, for an ``st.login`` user) and a sign-out button in the
+    sidebar. Demo mode: the visitor's cookie (:mod:`core.ui.visitor`: a reload keeps one's runs)."""
+    if mode() == "demo":
+        visitor.remember()
     if mode() != "team":
         return
     token = st.session_state.pop(K_SET_COOKIE, None)

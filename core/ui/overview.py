@@ -141,12 +141,13 @@ def labeling_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
     return pl.DataFrame(rows) if rows else None
 
 
+RUNS_SECTION = "Method runs"  # Home filters its rows per session (core.ui.home: the demo hides other visitors' runs)
 SECTIONS: list[tuple[str, SectionBuilder, str]] = [
     ("Tasks", tasks_section, "No task is registered."),
     ("Keyword index and judgments", judging_section,
      "No keyword index yet: `python -m core index --dataset D`, then `python -m core judge`."),
     ("Ground-truth files", gt_section, "No GT file yet: `python -m core gt --dataset D --k 25,50,100,200`."),
-    ("Method runs", runs_section, "No run in this workspace (`runs/*/results.json`)."),
+    (RUNS_SECTION, runs_section, "No run in this workspace (`runs/*/results.json`)."),
     ("Labeling", labeling_section, "No labeling project yet: `python -m core labels init`."),
 ]
 

@@ -46,7 +46,7 @@ from core.runs.records import (
     spec_fallback,
 )
 from core.runs.rescore import gt_status, lineage_of, rescore_run, status_line
-from core.ui import hosting
+from core.ui import hosting, ownership
 from core.ui.text import safe, show
 from core.workspace import Workspace
 
@@ -62,6 +62,13 @@ def run_stamps(runs_root: Path) -> tuple[Stamp, ...]:
 def run_names(stamps: tuple[Stamp, ...]) -> list[str]:
     """The run folder names of ``stamps`` (the run ids), in the same order; read nothing."""
     return [Path(s[0]).parent.name for s in stamps]
+
+
+def shown_stamps(ws: Workspace, stamps: tuple[Stamp, ...]) -> tuple[Stamp, ...]:
+    """The stamps of the runs this session is shown (:func:`core.ui.ownership.visible`: in the demo
+    mode, not other visitors' runs), in the same order."""
+    shown = set(ownership.visible(ws, run_names(stamps)))
+    return tuple(s for s in stamps if Path(s[0]).parent.name in shown)
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)

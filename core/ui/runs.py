@@ -8,7 +8,6 @@ run's ``status.json`` and the job records, which any session can read.
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,8 @@ from core.runs.spend import check_price as check_price
 from core.runs.spend import default_cap as default_cap
 from core.tasks import task_ids
 from core.ui import current_workspace, hosting
+from core.ui.ownership import K_VISITOR as K_VISITOR
+from core.ui.ownership import visible, who
 from core.workspace import Workspace
 
 ACTIVE = ("starting", "running", "cancelling")
@@ -48,22 +49,7 @@ def lock_line(ws: Workspace) -> str:
     return hosting.admin_refusal(ws, "launch paid models") or ""
 
 
-K_VISITOR = "runs.visitor"
 SERVER_LAUNCHES = "20/60"  # launches per minute on the whole server (``$WORKBENCH_RATE_LIMIT_LAUNCH_SERVER``)
-
-
-def who(ws: Workspace) -> str:
-    """The owner of the runs this session launches: ``visitor:TOKEN`` in the demo mode (one random
-    token per browser session), ``user:EMAIL`` (or ``team:ROLE``) in the team mode, else ``local``."""
-    current = hosting.mode()
-    if current == "demo":
-        if K_VISITOR not in st.session_state:
-            st.session_state[K_VISITOR] = secrets.token_hex(8)
-        return f"{owners.VISITOR}{st.session_state[K_VISITOR]}"
-    if current == "team":
-        email = hosting.auth.login_email()
-        return f"user:{email.strip().lower()}" if email else f"team:{hosting.team_role(ws) or 'guest'}"
-    return "local"
 
 
 def launch_checked(ws: Workspace, plan: dict[str, Any]) -> str | None:
@@ -179,15 +165,6 @@ def resume(ws: Workspace, run_id: str, *, retry_errors: str | None = None) -> st
 def expire(ws: Workspace) -> list[str]:
     """In the demo mode, delete visitors' runs stopped longer ago than ``$WORKBENCH_DEMO_RUN_TTL``."""
     return owners.expire_visitor_runs(ws) if hosting.mode() == "demo" else []
-
-
-def visible(ws: Workspace, run_ids: list[str]) -> list[str]:
-    """The runs this session is shown: in the demo mode, not other visitors' runs."""
-    if hosting.mode() != "demo":
-        return run_ids
-    me, jobs = who(ws), owners.run_jobs(ws)
-    return [r for r in run_ids if not (owners.owner_of(jobs.get(r) or {}) or "").startswith(owners.VISITOR)
-            or owners.owner_of(jobs[r]) == me]
 
 
 def runs_table(ws: Workspace) -> pl.DataFrame:

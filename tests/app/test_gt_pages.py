@@ -48,6 +48,15 @@ def test_gt_page_shows_distribution_grid_links_and_export(app_factory, tiny_root
     assert _export_buttons(at) == ["Download computed_gt_k200.json"]
 
 
+def test_gt_page_reads_a_workspace_whose_path_has_brackets(app_factory, tmp_path):
+    """Issue 26, Low: a `[` or `]` in the workspace path broke every dataset read (a GT page traceback)."""
+    root = tmp_path / "team [draft]" / "ws[1]"
+    build_gt_workspace(root)
+    at = _gt(app_factory, root)
+    assert not at.exception, at.exception
+    assert _distribution(at) == [("25", 3, 0, 0, 3), ("50", 2, 0, 1, 3), ("100", 1, 1, 1, 3), ("200", 1, 1, 1, 3)]
+
+
 def test_gt_page_follows_selection_changes(app_factory, tiny_root):
     at = _gt(app_factory, tiny_root)
     at.multiselect(key="gt.ks").set_value(["25", "60", "all"]).run()

@@ -53,3 +53,22 @@ def test_the_export_tab_writes_the_gt_file_with_its_lineage(app_factory, ws, mon
     assert doc["lineage"]["origin"] == "computed" and doc["lineage"]["k"] == 200
     monkeypatch.setenv("WORKBENCH_MODE", "demo")
     assert _gt_tab(app_factory, ws, "Export").button(key="gt.write").disabled
+
+
+def test_the_runs_tab_lists_no_other_visitors_run_in_the_demo(app_factory, ws, monkeypatch):  # noqa: F811
+    """Issue 26: in the demo mode the Runs tab lists the shipped runs and this visitor's own only."""
+    from core.base.files import write_json_atomic
+    from core.workspace import Workspace
+
+    jobs = Workspace(ws).jobs_dir
+    jobs.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(jobs / "job-b.json", {
+        "job_id": "job-b", "kind": "run", "label": "", "args": {"config": {"run_id": "kw_b"}, "owner": "visitor:aaaa"},
+        "status": "finished", "pid": None, "created_at": "2026-01-01T00:00:00+00:00",
+        "updated_at": "2099-01-01T00:00:00+00:00", "progress": {}, "result": None, "error": None})
+    monkeypatch.setenv("WORKBENCH_MODE", "demo")
+    runs = next(d.value for d in _gt_tab(app_factory, ws, "Runs").dataframe if "run_id" in d.value.columns)
+    assert set(runs["run_id"]) == {"kw_a"}
+    monkeypatch.setenv("WORKBENCH_MODE", "local")
+    runs = next(d.value for d in _gt_tab(app_factory, ws, "Runs").dataframe if "run_id" in d.value.columns)
+    assert set(runs["run_id"]) == {"kw_a", "kw_b"}

@@ -74,3 +74,21 @@ def test_an_expiring_run_id_that_is_a_link_is_not_followed(tmp_path):
     (ws.runs_dir / "evil").symlink_to(outside)
     assert owners.expire_visitor_runs(ws, ttl_s=60) == []
     assert (outside / "keep.txt").read_text() == "keep"
+
+
+def test_the_team_mode_owner_is_the_signed_in_user(tmp_path, monkeypatch):
+    """A team deployment's runs are owned per user (their e-mail, case-folded); one user cannot steer
+    another's run. Members signed in with the shared access code have only their role (``team:ROLE``):
+    they share one owner, which the README says."""
+    from core.runs.owners import control_refusal
+    from core.ui import hosting, ownership
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    monkeypatch.setenv("WORKBENCH_MODE", "team")
+    monkeypatch.setattr(hosting.auth, "login_email", lambda: " Ann@Example.org ")
+    assert ownership.who(ws) == "user:ann@example.org"
+    job = {"args": {"owner": "user:bob@example.org"}}
+    assert "launched by someone else" in (control_refusal(job, ownership.who(ws), admin=False, action="cancel") or "")
+    monkeypatch.setattr(hosting.auth, "login_email", lambda: None)
+    monkeypatch.setattr(hosting, "team_role", lambda _ws: "member")
+    assert ownership.who(ws) == "team:member"

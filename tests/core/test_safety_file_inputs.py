@@ -262,6 +262,8 @@ def test_low_brackets_in_the_workspace_path_break_no_dataset_read(tmp_path, caps
     assert cli("judge", "--dataset", "d", "--task", "G1a", "--judge", "heuristic") == 0
     assert cli("gt", "--dataset", "d", "--task", "G1a", "--k", "4") == 0, capsys.readouterr().err
     assert "no judgments" not in capsys.readouterr().err
+    assert cli("run", "--dataset", "d", "--task", "G1a", "--method", "keyword", "--k", "4") == 0, capsys.readouterr().err
+    assert len(list((ws.root / "runs").glob("*/results.json"))) == 1
 
 
 def test_low_a_copied_workspace_checks_its_own_sources_not_the_originals(tmp_path, capsys):
@@ -308,3 +310,15 @@ def test_low_an_empty_study_import_creates_no_study(tmp_path, capsys):
     assert main(["--workspace", str(ws.root), "study", "import", str(path), "--study", "s"]) == 1
     assert "no records" in capsys.readouterr().err
     assert not (ws.root / "studies").exists()
+
+
+@pytest.mark.parametrize("policy_id", ["../../x/evil", "G1_allergy_V9", "G1_allergy_V2\n"])
+def test_low_score_and_runs_import_never_swap_an_unknown_policy_for_the_default(tmp_path, policy_id):
+    """An unknown or traversal ``policy_id`` in a results file was scored with G1_allergy_V2, silently."""
+    from core.base.errors import UnknownNameError
+
+    ws = Workspace(tmp_path / "ws").ensure()
+    path = _write(tmp_path, _run([_sample("a"), _sample("b")], policy_id=policy_id))
+    for action in (lambda: score_file(path, ws, n_boot=0), lambda: import_run_file(ws, path)):
+        with pytest.raises(UnknownNameError, match="unknown policy"):
+            action()

@@ -1,6 +1,7 @@
 """Issue 26, shared servers, in a real Chromium against ``streamlit run`` in the demo mode: two
 visitors (browser contexts) where B cannot cancel A's run and does not see it, a server-wide cap
-on launches that new tabs do not reset, and a refused download that says so at once."""
+on launches that new tabs do not reset, a refused download that says so at once, Results listing
+the shipped runs and one's own only, and a reload that keeps one's runs (the visitor cookie)."""
 
 from __future__ import annotations
 
@@ -112,3 +113,91 @@ def test_a_refused_download_says_so_at_once(shared_demo, page):
     assert button.is_disabled()
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "e2e-demo-download-refused-at-once.png"), full_page=True)
+
+
+# -- the demo's runs are each visitor's: Results lists the shipped runs and one's own; a reload keeps them --
+@pytest.fixture(scope="module")
+def shipped_demo(small_demo, tmp_path_factory) -> Iterator[tuple[StreamlitServer, Path]]:
+    root = tmp_path_factory.mktemp("runs-own") / "ws"
+    shutil.copytree(small_demo, root, ignore=shutil.ignore_patterns("jobs", "cache"))  # with its shipped runs
+    server = StreamlitServer(root, extra_env={"WORKBENCH_MODE": "demo"})
+    yield server, root
+    server.stop()
+
+
+def _token(context) -> str:
+    """The visitor token this browser's cookie holds, once the page has written it."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = [c["value"] for c in context.cookies() if c["name"] == "workbench_visitor"]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no visitor cookie: {context.cookies()}")
+
+
+def _finished(root: Path, run_id: str, owner: str) -> None:
+    """A finished run of ``owner``: a shipped run's results under a new id, with its job record."""
+    ws = Workspace(root)
+    shipped = sorted(ws.runs_dir.glob("*/results.json"))[0]
+    (ws.runs_dir / run_id).mkdir(parents=True)
+    (ws.runs_dir / run_id / "results.json").write_text(shipped.read_text().replace(
+        f'"{shipped.parent.name}"', f'"{run_id}"'), encoding="utf-8")
+    write_json_atomic(ws.jobs_dir / f"job-{run_id}.json", {
+        "job_id": f"job-{run_id}", "kind": "run", "label": "", "args": {"config": {"run_id": run_id}, "owner": owner},
+        "status": "finished", "pid": None, "created_at": "2026-01-01T00:00:00+00:00",
+        "updated_at": "2099-01-01T00:00:00+00:00", "progress": {}, "result": None, "error": None})
+
+
+def _run_options(page, url: str) -> set[str]:
+    page.goto(f"{url}/results")
+    wait_ready(page, "Run (newest first)", timeout=60_000)
+    page.get_by_test_id("stMain").get_by_test_id("stSelectbox").first.click()  # not the sidebar's Dataset
+    options = page.get_by_role("option")
+    options.first.wait_for()
+    return {options.nth(i).inner_text().strip() for i in range(options.count())}
+
+
+def test_results_lists_shipped_and_own_runs_and_a_reload_keeps_ones_runs(shipped_demo, chromium_browser):
+    server, root = shipped_demo
+    shipped = {p.parent.name for p in (root / "runs").glob("*/results.json")}
+    ctx_a, a = _visitor(chromium_browser)
+    a.goto(f"{server.url}/runs")
+    wait_ready(a, "Launch a run", timeout=60_000)
+    token_a = _token(ctx_a)
+    assert re.fullmatch(r"[A-Za-z0-9_-]{32}", token_a) and token_a not in a.inner_text("body")  # never shown
+    ws = Workspace(root)
+    ws.jobs_dir.mkdir(parents=True, exist_ok=True)
+    _finished(root, "run-of-a", f"visitor:{token_a}")
+    write_json_atomic(ws.jobs_dir / "job-long.json", {
+        "job_id": "job-long", "kind": "run", "label": "", "args": {"config": {"run_id": "long-run"},
+                                                                   "owner": f"visitor:{token_a}"},
+        "status": "running", "pid": os.getpid(), "created_at": "2026-01-01T00:00:00+00:00",
+        "updated_at": "2026-01-01T00:00:00+00:00", "progress": {}, "result": None, "error": None})
+    (ws.runs_dir / "long-run").mkdir()
+    write_json_atomic(ws.runs_dir / "long-run" / "status.json", {"run_id": "long-run", "status": "running",
+                                                                 "done": 57, "total": 100, "pid": os.getpid()})
+    a.reload()  # a new session of the same browser: still A, who may cancel their run
+    a.get_by_text("long-run: 57/100 samples").wait_for()
+    cancel = a.get_by_role("button", name="Cancel")
+    assert cancel.count() == 1 and cancel.first.is_enabled()
+    assert _run_options(a, server.url) == shipped | {"run-of-a"}
+
+    ctx_b, b = _visitor(chromium_browser)
+    b.goto(f"{server.url}/results")
+    wait_ready(b, "Run (newest first)", timeout=60_000)
+    token_b = _token(ctx_b)
+    assert token_b != token_a
+    _finished(root, "run-of-b", f"visitor:{token_b}")
+    assert _run_options(b, server.url) == shipped | {"run-of-b"}  # not A's
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    b.screenshot(path=str(SHOTS / "e2e-results-visitor-b-own-and-shipped.png"), full_page=True)
+    b.keyboard.press("Escape")
+    b.get_by_text("Compare runs").click()
+    wait_ready(b, "Runs to compare", timeout=60_000)
+    b.get_by_test_id("stMultiSelect").click()
+    b.get_by_role("option").first.wait_for()
+    listed = {b.get_by_role("option").nth(i).inner_text().strip() for i in range(b.get_by_role("option").count())}
+    assert "run-of-a" not in listed and "run-of-a" not in b.inner_text("body"), listed  # Compare runs: not A's either
+    ctx_a.close()
+    ctx_b.close()

@@ -34,6 +34,7 @@ from sqlalchemy.schema import CreateTable
 from core.base.errors import WorkbenchError
 from core.base.files import writable_file
 from core.base.settings import labels_url
+from core.labeling.store import readonly
 from core.labeling.store.tables import (
     SCHEMA_VERSION,
     items,
@@ -101,6 +102,8 @@ class LabelStore:
         busy_timeout_ms: how long a SQLite writer waits for the lock before failing.
         synchronous: SQLite ``PRAGMA synchronous`` (FULL: a commit survives power loss).
         clock: returns "now" as a naive UTC datetime (tests pass a fake clock).
+        read_only: why this SQLite store is opened only to read (this user cannot write it), or None;
+            such a store's :meth:`write` refuses with that reason.
     """
 
     def __init__(
@@ -110,15 +113,19 @@ class LabelStore:
         busy_timeout_ms: int = 30_000,
         synchronous: str = "FULL",
         clock: Callable[[], datetime] = utcnow,
+        read_only: str | None = None,
     ) -> None:
         self.url = normalize_url(url)
         self.clock = clock
+        self.read_only = read_only
         self.known_raters: set[str] = set()  # rater codes known to exist (they are never deleted)
         backend = make_url(self.url).get_backend_name()
         if backend == "sqlite":
             if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
                 raise ValueError(f"invalid synchronous mode {synchronous!r}")
-            self.engine = _sqlite_engine(self.url, busy_timeout_ms, synchronous.upper())
+            path = readonly.sqlite_path(self.url)
+            self.engine = (readonly.read_engine(path, busy_timeout_ms) if read_only and path is not None
+                           else _sqlite_engine(self.url, busy_timeout_ms, synchronous.upper()))
             # Threads of one process queue here instead of in SQLite's sleep-and-retry busy handler,
             # which is unfair under load; other processes still wait through busy_timeout.
             self._write_lock: threading.RLock | contextlib.nullcontext = threading.RLock()
@@ -142,6 +149,8 @@ class LabelStore:
     @contextlib.contextmanager
     def write(self) -> Iterator[Connection]:
         """A write transaction: committed at the end of the block, rolled back on any error."""
+        if self.read_only:
+            raise WorkbenchError(readonly.write_refused(make_url(self.url).database or self.url, self.read_only))
         with self._write_lock, self.engine.connect() as conn:
             conn.execution_options(write=True)
             with conn.begin():
@@ -193,6 +202,16 @@ class LabelStore:
                 MIGRATIONS[version](conn)
                 conn.execute(schema_version.insert().values(version=version, applied_at=self.clock()))
         return SCHEMA_VERSION
+
+    def check_schema(self) -> int:
+        """The schema version of a store opened read-only, which must be this workbench's (an older
+        one is upgraded by its first writer; a read-only store cannot be)."""
+        current = self.schema_version()
+        if current != SCHEMA_VERSION:
+            raise WorkbenchError(f"the label store {self!r} has schema version {current} and this workbench "
+                                 f"reads version {SCHEMA_VERSION}; it is read-only ({self.read_only}), so it "
+                                 "cannot be upgraded here: open it once where it is writable")
+        return current
 
     def dispose(self) -> None:
         """Close every pooled connection."""
@@ -314,29 +333,41 @@ def advice(reason: str, otherwise: str = "restore it from a backup or move it aw
     return otherwise
 
 
-def open_store(workspace_root: str | Path | None = None, *, url: str | None = None) -> LabelStore:
+def open_store(workspace_root: str | Path | None = None, *, url: str | None = None,
+               reading: bool = False) -> LabelStore:
     """The process-wide store of a workspace (or of an explicit URL), schema ensured.
 
     Args:
         workspace_root: the workspace folder; its URL comes from :func:`core.base.settings.labels_url`.
         url: an explicit SQLAlchemy URL (overrides the workspace).
+        reading: the caller only reads: a SQLite store this user cannot write (a read-only file or
+            folder) is opened read-only (:mod:`.readonly`) instead of refused.
+
+    Raises:
+        WorkbenchError: the store cannot be opened (why, and what to do), or it is read-only and
+            the caller writes.
     """
     if url is None:
         if workspace_root is None:
             raise ValueError("open_store needs a workspace root or a URL")
         url = labels_url(Path(workspace_root).resolve())
     key = normalize_url(url)
+    why = readonly.not_writable(key)
+    if why and not reading:
+        raise WorkbenchError(readonly.write_refused(make_url(key).database or key, why))
     with _STORES_LOCK:
-        store = _STORES.get(key)
+        store = _STORES.get(f"{key}#ro" if why else key)
         if store is None:
-            store = LabelStore(key)
+            store = LabelStore(key, read_only=why)
             try:
-                store.ensure_schema()
-            except DBAPIError as exc:  # not a database (a corrupted or foreign file), unreadable, locked
+                store.check_schema() if why else store.ensure_schema()
+            except (DBAPIError, WorkbenchError) as exc:  # not a database (a corrupted or foreign file), locked
                 store.dispose()
+                if isinstance(exc, WorkbenchError):
+                    raise
                 reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
                 raise WorkbenchError(f"the label store {store!r} cannot be opened: {reason}; {advice(reason)}") from None
-            _STORES[key] = store
+            _STORES[f"{key}#ro" if why else key] = store
         return store
 
 
