@@ -38,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="skip reviews already judged and collect finished batches first")
     p.add_argument("--limit", type=int, help="judge at most N reviews")
     p.add_argument("--concurrency", type=int, default=4, help="parallel requests (default 4)")
+    p.add_argument("--max-cost", metavar="USD", help="stop before a call could take this run past USD (default: the "
+                                                     "workspace's max_cost_usd or $WORKBENCH_MAX_COST); --resume continues")
     p.add_argument("--mode", choices=["ondemand", "batch"], default="ondemand", help="on-demand calls or Batch API")
     p.add_argument("--collect", metavar="BATCH_ID", help="check a submitted batch and store its results")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
@@ -123,6 +125,32 @@ def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
     return EXIT_FAILURES if report.failures else 0
 
 
+def _cap(args: argparse.Namespace, judge: Any) -> float | None:
+    """The run's dollar cap: --max-cost, else the workspace default; offline judges spend nothing."""
+    from core.llm.budget import check_cap, default_cap
+
+    if not hasattr(judge, "messages") and not hasattr(judge, "members"):
+        return None  # rules over the text: no call, no cost
+    return check_cap(args.max_cost) if args.max_cost is not None else default_cap(args.workspace)
+
+
+def _check_batch_cap(judge: Any, plan: Any, cap: float | None) -> None:
+    """A batch is paid as a whole: refuse it when its upper bound is over the cap."""
+    from core.judgments.judges.spend import batch_bound, judging_budget
+
+    if judging_budget(judge, cap) is None or cap is None:
+        return
+    bound = batch_bound(judge, plan.rows)
+    if bound > cap:
+        raise ValueError(f"this batch of {len(plan.rows)} reviews may cost up to {_usd(bound)}, over the cap of "
+                         f"{_usd(cap)}: judge fewer reviews (--limit) or raise --max-cost")
+
+
+def _usd(amount: float) -> str:
+    """Dollars to the micro-dollar, without trailing zeros: ``$0.000001``, ``$0.0032``."""
+    return "$" + f"{amount:.6f}".rstrip("0").rstrip(".")
+
+
 def run(args: argparse.Namespace) -> int:
     # deferred: only the `judge` command needs it (CLI start-up)
     from core.judgments.judges.batch import collect_pending, submit_batch
@@ -147,11 +175,13 @@ def run(args: argparse.Namespace) -> int:
             collected = collect_pending(args.workspace, args.dataset, task.task_id, judge.judge_id, batch_judge,
                                         wait_seconds=args.wait, poll_seconds=args.poll)
         plan = plan_judging(args.workspace, args.dataset, task.task_id, judge, limit=args.limit, resume=args.resume)
+        cap = _cap(args, judge)
         with cli_progress(f"judge {judge.judge_id}", enabled=not args.no_progress and not args.json) as progress:
             if args.mode == "batch":
+                _check_batch_cap(judge, plan, cap)
                 report = submit_batch(plan, judge, progress=progress)
             else:
-                report = execute_judging(plan, judge, concurrency=args.concurrency, progress=progress)
+                report = execute_judging(plan, judge, concurrency=args.concurrency, progress=progress, max_cost=cap)
     payload = report.as_dict()
     payload["plan"] = plan.as_dict()
     payload["collected_batches"] = [c.as_dict() for c in collected]

@@ -53,7 +53,7 @@ class Endpoint:
 
     @property
     def is_local(self) -> bool:
-        return _is_local(self.base_url)
+        return is_local_url(self.base_url)
 
     def api_key(self) -> str | None:
         return env(self.key_env)
@@ -263,7 +263,8 @@ async def _read_capped(response: Any, cap: int) -> bytes:
     return b"".join(chunks)
 
 
-def _is_local(base_url: str | None) -> bool:
+def is_local_url(base_url: str | None) -> bool:
+    """Whether ``base_url`` points at this machine (a local endpoint: no key needed, no cost)."""
     return bool(base_url) and (urlparse(base_url).hostname or "") in LOCAL_HOSTS
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from core.base.errors import WorkbenchError
 from core.base.settings import env, openai_settings, redact, require_writable
 from core.llm.cache import ResponseCache
-from core.llm.calls import _is_local, parse_json_content, request_key
+from core.llm.calls import is_local_url, parse_json_content, request_key
 from core.llm.pricing import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, cost_usd
 
 
@@ -40,7 +40,7 @@ def make_client(
     base_url = base_url or settings["base_url"]
     api_key = api_key or settings["api_key"]
     if not api_key:
-        if not _is_local(base_url):
+        if not is_local_url(base_url):
             raise WorkbenchError(
                 "no API key: set OPENAI_API_KEY (or OPENAI_BASE_URL to a local OpenAI-compatible server)"
             )

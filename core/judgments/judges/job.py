@@ -19,6 +19,7 @@ from core.jobs import JOB_KINDS, JobKind, Report, ShouldStop
 from core.judgments.judges.base import make_judge
 from core.judgments.judges.runner import execute_judging, plan_judging
 from core.llm import workspace_cache
+from core.llm.budget import default_cap
 from core.tasks import get_task
 from core.tasks.keyword_index import build_index, index_stats
 from core.workspace import Workspace
@@ -53,7 +54,9 @@ def run_index_and_judge(ws: Workspace, dataset: str, task: str, *, use_openai: b
     else:
         judge = make_judge(offline_judge_kind(spec), spec)
     plan = plan_judging(ws, dataset, spec.task_id, judge, resume=True)
-    report = execute_judging(plan, judge, progress=lambda d, t, m: progress(d, t, f"judging: {m}"), stop=stop)
+    cap = default_cap(ws) if use_openai else None  # the workspace's cap holds for a job launched from a page too
+    report = execute_judging(plan, judge, progress=lambda d, t, m: progress(d, t, f"judging: {m}"), stop=stop,
+                             max_cost=cap)
     return {"index_built": built is not None, "judge": judge.judge_id, **report.as_dict(), "plan": plan.as_dict()}
 
 

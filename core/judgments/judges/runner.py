@@ -35,9 +35,11 @@ from core.judgments.judges.base import Judge, is_failure, now_iso, review_key
 from core.judgments.judges.batch_records import pending_batch_keys
 from core.judgments.judges.extraction_progress import ExtractionProgress
 from core.judgments.judges.pool import POOL_MIN_ROWS, JudgedChunk, judge_in_chunks, worker_count
+from core.judgments.judges.spend import judging_budget, spent
 from core.judgments.log_cache import Appended, extend_cache, parse_lines
 from core.judgments.store import append_encoded_judgments, encode_judgments, judgment_path, log_schema
 from core.judgments.xnot_files import read_extraction_log, write_extraction_log
+from core.llm.budget import Budget
 from core.tasks import get_task
 from core.tasks.keyword_index import matched_reviews
 from core.workspace import Workspace
@@ -97,6 +99,8 @@ class JudgingReport:
     seconds: float = 0.0
     batch: dict[str, Any] | None = None
     cancelled: bool = False  # stopped on request before every planned review was judged
+    max_cost_usd: float | None = None  # the cap this run kept (None: no cap)
+    stopped_at_cap: bool = False  # stopped before a review whose call could have passed the cap
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -104,7 +108,8 @@ class JudgingReport:
             "matched": self.matched, "planned": self.planned, "skipped_already_judged": self.skipped,
             "judged": self.judged, "parse_errors": self.parse_errors, "failures": len(self.failures),
             "failed_reviews": self.failures[:50], "usage": self.usage, "seconds": round(self.seconds, 3),
-            "batch": self.batch, "cancelled": self.cancelled,
+            "batch": self.batch, "cancelled": self.cancelled, "max_cost_usd": self.max_cost_usd,
+            "stopped_at_cap": self.stopped_at_cap,
         }
 
     def summary_text(self) -> str:
@@ -126,6 +131,9 @@ class JudgingReport:
             lines.append("failed reviews are not stored; run again with --resume to retry them")
         if self.batch:
             lines.append(f"batch {self.batch.get('batch_id')}: {self.batch.get('status')}")
+        if self.stopped_at_cap:
+            lines.append(f"stopped at the cap of ${self.max_cost_usd:.4f}: the next review's call could have passed it; "
+                         "--resume continues (with --max-cost for a new cap)")
         return "\n".join(lines)
 
 
@@ -250,7 +258,7 @@ class _RunState:
 
 def execute_judging(
     plan: JudgingPlan, judge: Judge, *, concurrency: int = 4, progress: Progress | None = None,
-    stop: Callable[[], bool] | None = None,
+    stop: Callable[[], bool] | None = None, max_cost: float | None = None,
 ) -> JudgingReport:
     """Judge the plan's reviews and store every judgment as soon as it is made.
 
@@ -259,16 +267,19 @@ def execute_judging(
     for a large plan (:func:`core.judgments.judges.pool.judge_in_chunks`). The log is only written from
     this (the calling) thread. Once ``stop()`` is true no new review is
     sent; the calls in flight are waited for and stored (so a resumed run repeats none of them)
-    and the report says ``cancelled``.
+    and the report says ``cancelled``. With ``max_cost`` (USD) no review is sent whose call could
+    take the run past it (:mod:`core.judgments.judges.spend`): the run stops, ``cancelled`` and
+    ``stopped_at_cap``.
     """
     require_writable("judge reviews")
     if judge.judge_id != plan.judge_id:
         raise ValueError(f"the plan is for judge {plan.judge_id!r}, not {judge.judge_id!r}")
     if concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+    budget = judging_budget(judge, max_cost)
     with judge_lock(plan.ws, plan.dataset, plan.task, plan.judge_id):
         return _execute(_fresh(plan), judge, concurrency=concurrency, progress=progress or no_progress,
-                        stop=stop or _never)
+                        stop=stop or _never, budget=budget)
 
 
 def _never() -> bool:
@@ -288,15 +299,16 @@ def _fresh(plan: JudgingPlan) -> JudgingPlan:
 
 
 def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Progress,
-             stop: Callable[[], bool]) -> JudgingReport:
+             stop: Callable[[], bool], budget: Budget | None = None) -> JudgingReport:
     report = JudgingReport(plan.dataset, plan.task, plan.judge_id, matched=plan.matched, planned=len(plan.rows),
-                           skipped=plan.already_judged)
+                           skipped=plan.already_judged, max_cost_usd=budget.cap if budget else None)
     state = _RunState(plan, report)
     started = time.perf_counter()
     progress(0, len(plan.rows), "starting")
     try:
-        if judge.concurrent and concurrency > 1:
-            report.cancelled = _run_threads(plan, judge, state, concurrency, progress, stop)
+        if budget is not None or (judge.concurrent and concurrency > 1):  # a capped judge: one call per review
+            report.cancelled = _run_threads(plan, judge, state, concurrency, progress, stop, budget)
+            report.stopped_at_cap = bool(budget and budget.exhausted)
         else:
             report.cancelled = _run_chunks(plan, judge, state, progress, stop)
     finally:
@@ -323,8 +335,9 @@ def _run_chunks(plan: JudgingPlan, judge: Judge, state: _RunState, progress: Pro
 
 
 def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency: int, progress: Progress,
-                 stop: Callable[[], bool]) -> bool:
-    """Judge one review per call in a thread pool; True when stopped before the last review was sent."""
+                 stop: Callable[[], bool], budget: Budget | None = None) -> bool:
+    """Judge one review per call in a thread pool; True when stopped (asked, or at the ``budget``'s cap)
+    before the last review was sent."""
     pool = cf.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
     in_flight: set[cf.Future] = set()
     order: dict[cf.Future, int] = {}
@@ -337,13 +350,17 @@ def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency:
             # the answers that came in together are appended together (one fsync), in plan order
             state.store(record for future in sorted(done, key=order.__getitem__) for record in future.result())
             finished += len(done)
+            if budget is not None:  # what came back is paid for: its reservation becomes the cost counted
+                for future in done:
+                    budget.reserved.pop(str(order[future]), None)
+                budget.spent = spent(judge)
             progress(finished, len(plan.rows), _message(state.report))
 
     stopped = False
     try:
         for row in plan.rows:
             drain(2 * concurrency - 1)
-            if stop():
+            if stop() or (budget is not None and not budget.admit(str(len(order)), row)):
                 stopped = True
                 break
             future = pool.submit(judge.judge, [row])
