@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.base.files import read_json, write_json_atomic
+from core.base.files import atomic_path, read_json, write_json_atomic
 from core.base.settings import read_only
 
 VERSION = 1
@@ -61,3 +61,33 @@ def stamped(path: Path, kind: str, compute: Callable[[], Any], *, context: str =
         if not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK):
             write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context, "value": value})
     return value
+
+
+def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], *, context: str = "") -> tuple[Any, Any]:
+    """(frame, extra) that ``compute()`` gives for ``path`` as it is now: a polars frame kept as
+    Parquet beside the file (``.{name}.{kind}.parquet``) and a JSON value (``extra``) in
+    :func:`memo_path`, read from there while the file's stamp and ``context`` are unchanged and the
+    Parquet file is the one written with them (its own stamp is recorded)."""
+    import polars as pl  # deferred: core.base stays free of polars for the commands that never need it
+
+    data = path.with_name(f".{path.name}.{kind}.parquet")
+    try:
+        before = _stamp(path)
+    except OSError:
+        return compute()
+    if before[1] < MIN_BYTES:
+        return compute()
+    memo = memo_path(path, kind)
+    with contextlib.suppress(Exception):  # no copy, a stale or damaged one: compute
+        kept = read_json(memo)
+        if (kept.get("version") == VERSION and kept.get("stamp") == before and kept.get("context") == context
+                and kept["value"]["data"] == _stamp(data)):
+            return pl.read_parquet(data), kept["value"]["extra"]
+    frame, extra = compute()
+    with contextlib.suppress(OSError):
+        if not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK):
+            with atomic_path(data, suffix=".parquet") as tmp:
+                frame.write_parquet(tmp, statistics=False)
+            write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context,
+                                     "value": {"data": _stamp(data), "extra": extra}})
+    return frame, extra
