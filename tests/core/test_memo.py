@@ -63,3 +63,20 @@ def test_listings_say_the_same_from_the_kept_facts(tmp_path, small):
     assert first[1] == again[1] and {p.path.name for p in first[1]} == {"broken.json", "j.jsonl"}
     assert all(not p.name.startswith(".") for p in health._checked_files(ws))  # the memos are not stamped
     assert json.loads(memo.memo_path(log, "check").read_text())["value"][1] == "error"
+
+
+def test_gt_inputs_and_status_from_the_kept_copies_are_the_computed_ones(demo_ws, small):
+    from core.ground_truth import views as gt_views
+    from core.ground_truth.compute import judgments_sha256
+    from core.judgments import load_judgments
+
+    before = gt_views.data_stamp(demo_ws, "demo", "G1a")
+    first = gt_views.load_inputs(demo_ws, "demo", "G1a")
+    status = gt_views.judging_status(demo_ws, "demo", "G1a")
+    assert gt_views.data_stamp(demo_ws, "demo", "G1a") == before  # the hidden copies are not part of the stamp
+    kept = gt_views.load_inputs(demo_ws, "demo", "G1a")  # read from the Parquet copy
+    direct = load_judgments(demo_ws, "demo", "G1a", first.judge)
+    assert kept.judgments.equals(direct) and kept.judgments.schema == direct.schema
+    assert kept.sha256 == first.sha256 == judgments_sha256(direct)
+    assert gt_views.judging_status(demo_ws, "demo", "G1a") == status
+    assert any(p.name.endswith(".inputs.parquet") for p in demo_ws.judgments_dir("demo", "G1a").iterdir())
