@@ -8,6 +8,7 @@ Reading and checking a GT file of 150,000 restaurants takes seconds; a listing n
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,7 +57,7 @@ def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path,
             continue
         if path.parent == ws.gt_dir / VARIANTS_DIR:  # saved what-if variants, not GT files
             continue
-        checked = stamped(path, MEMO_KIND, lambda p=path: _check(ws, p, registry), context=context)
+        checked = stamped(path, MEMO_KIND, partial(_check, ws, path, registry), context=context)
         if "error" in checked:
             e = checked["error"]
             broken.append((path, DataError(e["message"], path=e["path"], line=e["line"], field=e["field"])))

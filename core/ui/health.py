@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -120,7 +121,7 @@ def log_problems(ws: Workspace) -> list[Problem]:
     log's verdict is kept beside it until the log changes (:func:`core.base.memo.stamped`)."""
     out: list[Problem] = []
     for path in _log_files(ws):
-        found = stamped(path, "check", lambda p=path: _log_check(ws, p))
+        found = stamped(path, "check", partial(_log_check, ws, path))
         if found:
             out.append(Problem(path, found[0], found[1]))
     return out
@@ -133,7 +134,7 @@ def record_problems(ws: Workspace) -> list[Problem]:
         for path in sorted(ws.root.glob(pattern)):
             if path.name.startswith("."):
                 continue
-            reason = stamped(path, "check", lambda p=path: _record_check(ws, p))
+            reason = stamped(path, "check", partial(_record_check, ws, path))
             if reason:
                 out.append(Problem(path, reason))
     return out
