@@ -27,12 +27,12 @@ from core.ground_truth.gt_files import (
     formula_incidents,
     gt_filename,
     import_gt_file,
-    list_gt_files,
     load_gt_file,
     resolve_gt_file,
     write_gt_file,
     xnot_payload,
 )
+from core.ground_truth.gt_listing import list_gt_files
 from core.ground_truth.ks import k_label, normalize_ks
 from core.ground_truth.policies import Policy, PolicyScore
 from core.ground_truth.policies.frame import compute_policy_gt_frame

@@ -289,54 +289,29 @@ def import_gt_file(ws: Workspace, source: str | Path, *, dataset: str | None = N
         "imported_at": _now(),
     }
     write_json_atomic(target.with_name(target.name + META_SUFFIX), meta)
-    return _entry(ws, target, payload, layout, meta)
+    return listing_entry(ws, target, gt_facts(payload, layout), meta)
 
 
-def _entry(ws: Workspace, path: Path, payload: dict[str, Any], layout: str, meta: dict[str, Any] | None) -> dict[str, Any]:
+def gt_facts(payload: Mapping[str, Any], layout: str) -> dict[str, Any]:
+    """What a listing shows of a read GT document (small: kept beside large files by the listing)."""
     summary = payload.get("summary") or {}
     return {
-        "name": str(path.relative_to(ws.gt_dir)), "path": str(path), "layout": layout,
-        "definition": payload.get("policy_id") or payload.get("formula_version"), "task": payload.get("task_id"),
-        "k": payload.get("k"), "n_restaurants": len(payload["restaurants"]),
+        "layout": layout, "definition": payload.get("policy_id") or payload.get("formula_version"),
+        "task": payload.get("task_id"), "k": payload.get("k"), "n_restaurants": len(payload["restaurants"]),
         "verdict_distribution": summary.get("verdict_distribution"), "computed_at": payload.get("computed_at"),
-        "dataset": (meta or {}).get("dataset") or payload.get("dataset"),
-        "imported": meta is not None, "judgments_sha256": payload.get("judgments_sha256"),
+        "dataset": payload.get("dataset"), "judgments_sha256": payload.get("judgments_sha256"),
     }
 
 
-def scan_gt_files(ws: Workspace) -> tuple[list[dict[str, Any]], list[tuple[Path, DataError]]]:
-    """Every readable GT file of the workspace (sorted by name) and every unreadable one with the
-    reason (a broken file is reported, never skipped in silence: Home lists them)."""
-    out: list[dict[str, Any]] = []
-    broken: list[tuple[Path, DataError]] = []
-    registry: Registry[Policy] | None = None  # read once, at the first GT file
-    if not ws.gt_dir.exists():
-        return out, broken
-    for path in sorted(ws.gt_dir.rglob("*.json")):
-        if path.name.endswith(META_SUFFIX) or path.name.startswith("."):
-            continue
-        if path.parent == ws.gt_dir / VARIANTS_DIR:  # saved what-if variants, not GT files
-            continue
-        try:
-            registry = registry or policy_registry(ws)
-            payload, layout = read_gt_file(path, ws, registry)
-        except DataError as exc:
-            broken.append((path, exc))
-            continue
-        meta_path = path.with_name(path.name + META_SUFFIX)
-        try:
-            meta = read_json(meta_path) if meta_path.exists() else None
-        except DataError as exc:
-            broken.append((meta_path, exc))
-            meta = None
-        out.append(_entry(ws, path, payload, layout, meta if isinstance(meta, dict) else None))
-    return out, broken
-
-
-def list_gt_files(ws: Workspace) -> list[dict[str, Any]]:
-    """Every readable GT file in the workspace (exported and imported), sorted by name; the
-    unreadable ones are in :func:`scan_gt_files`."""
-    return scan_gt_files(ws)[0]
+def listing_entry(ws: Workspace, path: Path, facts: Mapping[str, Any], meta: dict[str, Any] | None) -> dict[str, Any]:
+    """The listing entry of a GT file from its :func:`gt_facts` and its import record (``meta``)."""
+    return {
+        "name": str(path.relative_to(ws.gt_dir)), "path": str(path), "layout": facts["layout"],
+        "definition": facts["definition"], "task": facts["task"], "k": facts["k"],
+        "n_restaurants": facts["n_restaurants"], "verdict_distribution": facts["verdict_distribution"],
+        "computed_at": facts["computed_at"], "dataset": (meta or {}).get("dataset") or facts["dataset"],
+        "imported": meta is not None, "judgments_sha256": facts["judgments_sha256"],
+    }
 
 
 def resolve_gt_file(ws: Workspace, name: str | Path) -> Path:

@@ -36,12 +36,14 @@ import polars as pl
 
 from core.base.errors import UnknownNameError, WorkbenchError
 from core.base.files import read_json, sha256_file
+from core.base.memo import stamped
 from core.base.stamps import file_stamp
 from core.ground_truth.formulas import Formula
 from core.ground_truth.policies import Policy
 from core.ground_truth.variants import ResolvedDefinition, resolve_definition
 from core.judgments import get_gt_judge, load_raw_judgments
 from core.judgments.overrides import active_overrides
+from core.judgments.store import judgment_path
 from core.tasks import get_task
 from core.workspace import Workspace
 
@@ -120,9 +122,16 @@ def judgments_state(ws: Workspace, dataset: str, task: str, judge: str) -> tuple
 def _judgments_state(root: str, dataset: str, task: str, judge: str, stamps: tuple) -> tuple[str, int]:
     ws = Workspace(Path(root))
     spec = get_task(task, ws)
-    frame = load_raw_judgments(ws, dataset, task, judge)
-    content = frame.select("business_id", "review_id", "idx", *spec.field_names, "parse_error").sort("business_id", "idx")
-    return hashlib.sha256(content.write_ndjson().encode("utf-8")).hexdigest(), frame.height
+
+    def compute() -> list[Any]:
+        frame = load_raw_judgments(ws, dataset, task, judge)
+        content = frame.select("business_id", "review_id", "idx", *spec.field_names, "parse_error").sort("business_id", "idx")
+        return [hashlib.sha256(content.write_ndjson().encode("utf-8")).hexdigest(), frame.height]
+
+    # kept beside a large log while it, the dataset and the task's fields are as they were (seconds at 1 M judgments)
+    context = digest({"stamps": [list(s) for s in stamps], "fields": list(spec.field_names)})
+    sha, n = stamped(judgment_path(ws, dataset, task, judge), "state", compute, context=context)
+    return str(sha), int(n)
 
 
 def overrides_state(ws: Workspace, dataset: str, task: str) -> dict[str, Any]:
@@ -208,7 +217,8 @@ def stale_reasons(ws: Workspace, lineage: Mapping[str, Any] | None, *, cache: di
         path = path if path.is_absolute() else ws.root / path
         if not path.exists():
             return [f"the GT file {lineage.get('file')} is gone"]
-        return [] if sha256_file(path) == lineage.get("file_sha256") else [f"the GT file {lineage.get('file')} changed"]
+        now = stamped(path, "sha256", lambda: sha256_file(path))  # kept beside the file until it changes
+        return [] if now == lineage.get("file_sha256") else [f"the GT file {lineage.get('file')} changed"]
     return _computed_reasons(ws, lineage, {} if cache is None else cache)
 
 

@@ -105,7 +105,7 @@ def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
     return _judge_names(str(ws.root), dataset, task, data_key(ws, dataset, task))
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@st.cache_resource(max_entries=8, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
 
@@ -129,7 +129,7 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
     return d
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
     inputs = _inputs(root, dataset, task, judge, stamp)
@@ -226,7 +226,7 @@ def restaurant_info(ws: Workspace, dataset: str, task: str, business_id: str) ->
     return _info(str(ws.root), dataset, business_id, data_key(ws, dataset, task))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tuple) -> dict[int, list[dict[str, str]]]:
     # deferred: core.judgments pulls in pandas (~500 ms), only needed when _restaurant_judgments() runs
     from core.judgments import get_gt_judge
@@ -289,7 +289,7 @@ class FrameViews:
     short_counts: dict[int | None, int]  # K -> restaurants with fewer reviews than K (coverage.short_counts)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
     names = gt_views.display_names(_frame)
     full = gt_views.verdict_grid(_frame, names=names)
@@ -308,7 +308,7 @@ def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> F
     return _frame_views(key, tuple(scale), frame)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[str, ...] | None,
           _frame: pl.DataFrame) -> pl.DataFrame:
     return gt_views.verdict_grid(_frame, flips_only=flips_only, sort=sort, search=search,
@@ -335,7 +335,7 @@ def score_series(key: tuple, frame: pl.DataFrame, business_id: str) -> pl.DataFr
 
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _primitives(table_key: tuple, task: str, definition: str, scored: bool, dataset: str, k: int | None,
                 judge_param: str | None, _frame: pl.DataFrame) -> pl.DataFrame:
     table = gt_views.primitive_table(_frame, k)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
 from core.base.errors import DataError
 from core.base.files import read_json, read_jsonl_log
+from core.base.memo import stamped
 from core.base.stamps import file_stamps
-from core.ground_truth.gt_files import scan_gt_files
+from core.ground_truth.gt_listing import scan_gt_files
 from core.ground_truth.variants import load_variant, variants_dir
 from core.workspace import Workspace
 
@@ -72,7 +74,7 @@ def _checked_files(ws: Workspace) -> list[Path]:
     files = sorted(ws.gt_dir.rglob("*.json")) if ws.gt_dir.is_dir() else []
     for pattern in RECORD_GLOBS:
         files += sorted(ws.root.glob(pattern))
-    return files + _log_files(ws)
+    return [p for p in files if not p.name.startswith(".")] + _log_files(ws)  # not the hidden memos (core.base.memo)
 
 
 def stamps(ws: Workspace) -> tuple[tuple[str, int, int], ...]:
@@ -90,16 +92,32 @@ def _read_or_problem(path: Path, ws: Workspace, read: Callable[[Path], T]) -> T 
         return Problem(path, f"cannot be read: {exc.strerror or exc}")
 
 
+def _log_check(ws: Workspace, path: Path) -> list[str] | None:
+    """[reason, severity] of a log that does not read whole, None of a sound one."""
+    rows = _read_or_problem(path, ws, read_jsonl_log)
+    if isinstance(rows, Problem):
+        return [rows.reason, rows.severity]
+    if rows.torn:
+        return [f"last line torn by a killed writer: {rows.torn} line dropped (the next append cuts it off)", "note"]
+    return None
+
+
+def _record_check(ws: Workspace, path: Path) -> str | None:
+    """Why a JSON record is not a readable JSON object, or None."""
+    data = _read_or_problem(path, ws, read_json)
+    if isinstance(data, Problem):
+        return data.reason
+    return None if isinstance(data, dict) else f"expected a JSON object, got {type(data).__name__}"
+
+
 def log_problems(ws: Workspace) -> list[Problem]:
-    """Broken lines of the append-only logs; a torn last line is a note with the count dropped."""
+    """Broken lines of the append-only logs; a torn last line is a note with the count dropped. A large
+    log's verdict is kept beside it until the log changes (:func:`core.base.memo.stamped`)."""
     out: list[Problem] = []
     for path in _log_files(ws):
-        rows = _read_or_problem(path, ws, read_jsonl_log)
-        if isinstance(rows, Problem):
-            out.append(rows)
-        elif rows.torn:
-            out.append(Problem(path, f"last line torn by a killed writer: {rows.torn} line dropped "
-                                     "(the next append cuts it off)", "note"))
+        found = stamped(path, "check", partial(_log_check, ws, path))
+        if found:
+            out.append(Problem(path, found[0], found[1]))
     return out
 
 
@@ -110,11 +128,9 @@ def record_problems(ws: Workspace) -> list[Problem]:
         for path in sorted(ws.root.glob(pattern)):
             if path.name.startswith("."):
                 continue
-            data = _read_or_problem(path, ws, read_json)
-            if isinstance(data, Problem):
-                out.append(data)
-            elif not isinstance(data, dict):
-                out.append(Problem(path, f"expected a JSON object, got {type(data).__name__}"))
+            reason = stamped(path, "check", partial(_record_check, ws, path))
+            if reason:
+                out.append(Problem(path, reason))
     return out
 
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from core.base.errors import WorkbenchError
 from core.base.settings import env
-from core.ground_truth.gt_files import scan_gt_files
+from core.ground_truth.gt_listing import scan_gt_files
 from core.ground_truth.policies.loader import list_policies
 from core.jobs import cancel_job, list_jobs, read_job, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints, get_endpoint, price_for

@@ -14,7 +14,7 @@ import pytest
 from core.base.errors import DataError
 from core.base.files import append_jsonl, read_jsonl_log
 from core.cli import main
-from core.ground_truth.gt_files import list_gt_files, scan_gt_files
+from core.ground_truth.gt_listing import list_gt_files, scan_gt_files
 from core.ui import health
 from core.workspace import Workspace
 

@@ -7,6 +7,7 @@ output; see :func:`with_score`) and returns a new polars frame or plain data. No
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote_plus, urlencode
@@ -198,6 +199,9 @@ def trace_url(dataset: str, task: str, definition: str, k: int | None, business_
     return trace_urls(dataset, task, definition, k, [business_id], judge)[0]
 
 
+_URL_SAFE = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch  # what quote_plus leaves as it is (Yelp ids): 10x faster
+
+
 def trace_urls(dataset: str, task: str, definition: str, k: int | None, business_ids: Sequence[str],
                judge: str | None = None) -> list[str]:
     """Relative links to the Trace page of each of ``business_ids``, the query of
@@ -208,7 +212,7 @@ def trace_urls(dataset: str, task: str, definition: str, k: int | None, business
     """
     head = "trace?" + urlencode({"dataset": dataset, "task": task, "formula": definition, "k": k_label(k)})
     tail = "&" + urlencode({"judge": judge}) if judge else ""
-    return [f"{head}&business_id={quote_plus(str(b))}{tail}" for b in business_ids]
+    return [f"{head}&business_id={b if _URL_SAFE(b) else quote_plus(b)}{tail}" for b in map(str, business_ids)]
 
 
 def thresholds(definition: Any, constants: dict[str, Any] | None = None) -> list[tuple[str, float]]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from core.base.memo import stamped_frame
 from core.ground_truth import (
     Formula,
     compute_gt_frame,
@@ -30,6 +31,7 @@ from core.ground_truth.views.grid import k_order, with_score
 from core.workspace import Workspace
 
 Stamp = tuple[tuple[str, int, int], ...]
+MEMO_VERSION = 1  # of the judgments kept beside a log by load_inputs: a new one when their columns change
 
 
 def _stamp_folders(ws: Workspace, dataset: str, task: str) -> tuple[Path, Path, Path, Path]:
@@ -52,7 +54,7 @@ def data_stamp(ws: Workspace, dataset: str, task: str) -> Stamp:
     dataset_dir, folder, overrides, index_dir = _stamp_folders(ws, dataset, task)
     paths = [dataset_dir / name for name in ("dataset.lock.json", "restaurants.parquet", "reviews.parquet")]
     if folder.exists():
-        paths.extend(sorted(folder.iterdir()))
+        paths.extend(sorted(p for p in folder.iterdir() if not p.name.startswith(".")))  # not the copies beside logs
     paths.append(overrides)
     paths.append(index_dir / "stats.json")
     for kind in ("tasks", "policies"):  # the workspace's own tasks and policies (imported, the demo's)
@@ -120,10 +122,19 @@ def load_inputs(ws: Workspace, dataset: str, task: str, judge: str | None = None
     """The GT judge's (or ``judge``'s) judgments with overrides applied, and the restaurants."""
     # deferred: core.judgments pulls in pandas (~500 ms), only needed when load_inputs() runs
     from core.judgments import load_judgments, resolve_judge
+    from core.judgments.store import judgment_path
 
     name = resolve_judge(ws, dataset, task, judge)
-    judgments = load_judgments(ws, dataset, task, name)
-    return GTInputs(judgments, load_restaurants(ws, dataset), name, judgments_sha256(judgments))
+
+    def compute() -> tuple[pl.DataFrame, str]:
+        judgments = load_judgments(ws, dataset, task, name)
+        return judgments, judgments_sha256(judgments)
+
+    # a large log's judgments as loaded (overrides applied) and their sha256 are kept beside it while
+    # everything a GT reads is unchanged (data_stamp): seconds of joins and hashing at 1 M judgments
+    context = repr((MEMO_VERSION, name, data_stamp(ws, dataset, task)))
+    judgments, sha = stamped_frame(judgment_path(ws, dataset, task, name), "inputs", compute, context=context)
+    return GTInputs(judgments, load_restaurants(ws, dataset), name, str(sha))
 
 
 def compute_frame(inputs: GTInputs, definition: str | Formula | Policy, ks: Sequence[int | None], *,

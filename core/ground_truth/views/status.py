@@ -8,8 +8,10 @@ from typing import Any
 
 import polars as pl
 
+from core.base.memo import stamped
 from core.base.progress import Progress, no_progress
 from core.base.settings import openai_configured, openai_settings
+from core.ground_truth.views.loaders import data_stamp
 from core.llm import cost_usd
 from core.tasks import get_task
 from core.workspace import Workspace
@@ -70,20 +72,31 @@ def _review_counts(ws: Workspace, dataset: str) -> tuple[int, int]:
     # deferred: core.datasets pulls in pandas (~500 ms), only needed when _review_counts() runs
     from core.datasets import scan_reviews
 
-    counts = scan_reviews(ws, dataset).select(pl.len().alias("n"), pl.col("text").is_not_null().sum().alias("t"))
-    row = counts.collect().row(0)
-    return int(row[0]), int(row[1])
+    def count() -> list[int]:
+        counts = scan_reviews(ws, dataset).select(pl.len().alias("n"), pl.col("text").is_not_null().sum().alias("t"))
+        return [int(v) for v in counts.collect().row(0)]
+
+    n, with_text = stamped(ws.dataset_dir(dataset) / "reviews.parquet", "counts", count)  # a scan of 2 M texts: kept
+    return int(n), int(with_text)
 
 
 def _unjudged(ws: Workspace, dataset: str, task: str, judge: str | None) -> int | None:
     # deferred: core.judgments and core.tasks.keyword_index pull in pandas (~500 ms), only needed when _unjudged() runs
     from core.judgments import judged_keys
+    from core.judgments.store import judgment_path
     from core.tasks.keyword_index import matched_reviews
 
-    matched = matched_reviews(ws, dataset, task)
-    keys = set(zip(matched["business_id"].to_list(), matched["idx"].to_list(), strict=True))
-    done = judged_keys(ws, dataset, task, judge) if judge else set()
-    return len(keys - done)
+    def count() -> int:
+        matched = matched_reviews(ws, dataset, task)
+        keys = set(zip(matched["business_id"].to_list(), matched["idx"].to_list(), strict=True))
+        done = judged_keys(ws, dataset, task, judge) if judge else set()
+        return len(keys - done)
+
+    if not judge:
+        return count()
+    # kept beside a large log while everything a GT reads (the index's stats too) is unchanged
+    return int(stamped(judgment_path(ws, dataset, task, judge), "unjudged", count,
+                       context=repr(data_stamp(ws, dataset, task))))
 
 
 def judging_status(ws: Workspace, dataset: str, task: str) -> JudgingStatus:

@@ -1,0 +1,93 @@
+"""What a large file's read gives, kept beside it until the file changes (issue 27).
+
+Checking a 100 MB GT file or a 400 MB judgment log takes seconds; a page that lists the workspace
+needs only a small fact about each (its summary, whether it reads, its sha256). :func:`stamped`
+keeps that fact in a hidden file beside the file, ``.{name}.{kind}.json``, with the file's stamp
+(inode, size, modification time in ns) and a ``context`` string (what else the fact depends on,
+e.g. the policies a GT file is checked against); the fact is used only while both still match.
+A writer replaces a file by rename (a new inode) or appends to it (a new size and time), so a
+changed file never meets an old fact. Hidden files are skipped by every listing and stamp of the
+workspace; nothing is written in read-only (demo) mode or where the folder cannot be written, and
+a damaged fact file is computed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.base.files import atomic_path, read_json, write_json_atomic
+from core.base.settings import read_only
+
+VERSION = 1
+MIN_BYTES = 1 << 20  # smaller files are read in milliseconds: no fact file beside them
+
+
+def memo_path(path: Path, kind: str) -> Path:
+    """The hidden fact file of ``path``.
+
+    >>> memo_path(Path("/w/gt/a.json"), "scan")
+    PosixPath('/w/gt/.a.json.scan.json')
+    """
+    return path.with_name(f".{path.name}.{kind}.json")
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def stamped(path: Path, kind: str, compute: Callable[[], Any], *, context: str = "") -> Any:
+    """``compute()`` (a JSON value) for ``path`` as it is now, kept in :func:`memo_path` and read from
+    there while the file's stamp and ``context`` are unchanged. Exceptions of ``compute`` propagate
+    (nothing is kept). A file under :data:`MIN_BYTES` is computed every time.
+    """
+    try:
+        before = _stamp(path)
+    except OSError:
+        return compute()
+    if before[1] < MIN_BYTES:
+        return compute()
+    memo = memo_path(path, kind)
+    with contextlib.suppress(Exception):  # no fact file, or not one of ours: compute
+        kept = read_json(memo)
+        if kept.get("version") == VERSION and kept.get("stamp") == before and kept.get("context") == context:
+            return kept["value"]
+    value = compute()
+    with contextlib.suppress(OSError):
+        if not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK):
+            write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context, "value": value})
+    return value
+
+
+def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], *, context: str = "") -> tuple[Any, Any]:
+    """(frame, extra) that ``compute()`` gives for ``path`` as it is now: a polars frame kept as
+    Parquet beside the file (``.{name}.{kind}.parquet``) and a JSON value (``extra``) in
+    :func:`memo_path`, read from there while the file's stamp and ``context`` are unchanged and the
+    Parquet file is the one written with them (its own stamp is recorded)."""
+    import polars as pl  # deferred: core.base stays free of polars for the commands that never need it
+
+    data = path.with_name(f".{path.name}.{kind}.parquet")
+    try:
+        before = _stamp(path)
+    except OSError:
+        return compute()
+    if before[1] < MIN_BYTES:
+        return compute()
+    memo = memo_path(path, kind)
+    with contextlib.suppress(Exception):  # no copy, a stale or damaged one: compute
+        kept = read_json(memo)
+        if (kept.get("version") == VERSION and kept.get("stamp") == before and kept.get("context") == context
+                and kept["value"]["data"] == _stamp(data)):
+            return pl.read_parquet(data), kept["value"]["extra"]
+    frame, extra = compute()
+    with contextlib.suppress(OSError):
+        if not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK):
+            with atomic_path(data, suffix=".parquet") as tmp:
+                frame.write_parquet(tmp, statistics=False)
+            write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context,
+                                     "value": {"data": _stamp(data), "extra": extra}})
+    return frame, extra

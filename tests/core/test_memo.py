@@ -1,0 +1,82 @@
+"""core.base.memo: a fact about a large file is kept beside it and used only while the file (and the
+context) are as they were; the listings that use it (GT files, broken logs) report the same."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.base import memo
+from core.base.files import append_jsonl
+from core.ground_truth.gt_listing import scan_gt_files
+from core.ui import health
+from core.workspace import Workspace
+
+
+@pytest.fixture
+def small(monkeypatch):
+    monkeypatch.setattr(memo, "MIN_BYTES", 0)  # every file counts as large
+
+
+def test_a_fact_is_kept_until_the_file_or_context_changes(tmp_path, small):
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"a": 1}\n')
+    calls = []
+
+    def count():
+        calls.append(1)
+        return path.stat().st_size
+
+    assert memo.stamped(path, "size", count) == 9 and memo.stamped(path, "size", count) == 9
+    assert len(calls) == 1 and memo.memo_path(path, "size").is_file()
+    with open(path, "a") as fh:
+        fh.write('{"a": 2}\n')
+    assert memo.stamped(path, "size", count) == 18 and len(calls) == 2  # appended: a new stamp
+    assert memo.stamped(path, "size", count, context="other") == 18 and len(calls) == 3
+    memo.memo_path(path, "size").write_text("not json")
+    assert memo.stamped(path, "size", count, context="other") == 18 and len(calls) == 4  # damaged: computed again
+
+
+def test_small_files_and_read_only_mode_write_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "small.json"
+    path.write_text("{}")
+    assert memo.stamped(path, "x", lambda: 1) == 1 and not memo.memo_path(path, "x").exists()
+    monkeypatch.setattr(memo, "MIN_BYTES", 0)
+    monkeypatch.setenv("WORKBENCH_MODE", "demo")
+    assert memo.stamped(path, "x", lambda: 2) == 2 and not memo.memo_path(path, "x").exists()
+
+
+def test_listings_say_the_same_from_the_kept_facts(tmp_path, small):
+    ws = Workspace(tmp_path)
+    folder = ws.gt_dir / "d" / "t"
+    folder.mkdir(parents=True)
+    (folder / "broken.json").write_text('{"k": 25, "restaurants": ')
+    log = ws.root / "judgments" / "d" / "t" / "j.jsonl"
+    append_jsonl(log, [{"i": 0}])
+    with open(log, "a") as fh:
+        fh.write("{oops}\n{\"i\": 1}\n")
+    first = (scan_gt_files(ws), health.workspace_problems(ws))
+    assert memo.memo_path(folder / "broken.json", "gt-facts").is_file() and memo.memo_path(log, "check").is_file()
+    again = (scan_gt_files(ws), health.workspace_problems(ws))
+    assert [(p, str(e)) for p, e in first[0][1]] == [(p, str(e)) for p, e in again[0][1]] and first[0][1]
+    assert first[1] == again[1] and {p.path.name for p in first[1]} == {"broken.json", "j.jsonl"}
+    assert all(not p.name.startswith(".") for p in health._checked_files(ws))  # the memos are not stamped
+    assert json.loads(memo.memo_path(log, "check").read_text())["value"][1] == "error"
+
+
+def test_gt_inputs_and_status_from_the_kept_copies_are_the_computed_ones(demo_ws, small):
+    from core.ground_truth import views as gt_views
+    from core.ground_truth.compute import judgments_sha256
+    from core.judgments import load_judgments
+
+    before = gt_views.data_stamp(demo_ws, "demo", "G1a")
+    first = gt_views.load_inputs(demo_ws, "demo", "G1a")
+    status = gt_views.judging_status(demo_ws, "demo", "G1a")
+    assert gt_views.data_stamp(demo_ws, "demo", "G1a") == before  # the hidden copies are not part of the stamp
+    kept = gt_views.load_inputs(demo_ws, "demo", "G1a")  # read from the Parquet copy
+    direct = load_judgments(demo_ws, "demo", "G1a", first.judge)
+    assert kept.judgments.equals(direct) and kept.judgments.schema == direct.schema
+    assert kept.sha256 == first.sha256 == judgments_sha256(direct)
+    assert gt_views.judging_status(demo_ws, "demo", "G1a") == status
+    assert any(p.name.endswith(".inputs.parquet") for p in demo_ws.judgments_dir("demo", "G1a").iterdir())
