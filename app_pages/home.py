@@ -46,6 +46,8 @@ else:
 for title, frame, empty in summary.sections:
     st.subheader(title)
     if frame is not None and frame.height:
-        st.dataframe(frame, hide_index=True, width="stretch", placeholder="—")
+        counts = {c: st.column_config.NumberColumn(c, format="localized") for c, t in frame.schema.items()
+                  if t.is_integer()}  # 2,100,000 like the Datasets table, not 2100000
+        st.dataframe(frame, hide_index=True, width="stretch", placeholder="—", column_config=counts)
     else:
         st.caption(empty)

@@ -59,7 +59,8 @@ if mode == MODES[0]:
     missing = f"; {rank['n_missing']} without it rank at 0" if rank.get("n_missing") else ""
     st.caption(safe("Samples ranked by **{source}**", source=rank.get("source", "unknown")) + missing
                + safe(" · {total} restaurants with GT · method {method} · model {model} · K={k} · policy {policy}",
-                      total=run.get("total"), method=run.get("method"), model=run.get("model"), k=run.get("k"),
+                      total=f"{run['total']:,}" if isinstance(run.get("total"), int) else run.get("total"),
+                      method=run.get("method"), model=run.get("model"), k=run.get("k"),
                       policy=run.get("policy_id")))
     ur.gt_panel(ws, stamp)
     results_noise.run_section(ws, stamp)  # the score's spread over GT draws from a judge's measured error

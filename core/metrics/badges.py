@@ -111,8 +111,10 @@ def incidents_line(facts: Mapping[str, Any] | None) -> str:
                else "no incident claimed (no answer carries an evidence list)")
     if inc.get("gt_total") is None:
         return f"{claimed}; GT lists no incidents (verdicts only): none can be checked"
-    of = inc["gt_total"] if inc.get("gt_total_exact", True) else f"at least {inc['gt_total']}"
-    return f"{claimed}, {inc['found']} of {of} GT incident{'' if of == 1 else 's'} found"
+    total = inc["gt_total"]
+    of = f"{total:,}" if inc.get("gt_total_exact", True) else f"at least {total:,}"
+    one = total == 1 and inc.get("gt_total_exact", True)
+    return f"{claimed}, {inc['found']:,} of {of} GT incident{'' if one else 's'} found"
 
 
 def incidents_short(facts: Mapping[str, Any] | None) -> str:

@@ -34,7 +34,7 @@ def pager(key: str, page: browse.Page, label: str) -> None:
                 on_click=lambda: st.session_state.__setitem__(key, page.page - 1))
     mid.caption(f"{label} {page.page * page.page_size + 1 if page.total else 0:,}–"
                 f"{min(page.total, (page.page + 1) * page.page_size):,} of {page.total:,} "
-                f"(page {page.page + 1} of {page.n_pages})")
+                f"(page {page.page + 1:,} of {page.n_pages:,})")
     right.button("Next →", key=f"{key}.next", disabled=page.page + 1 >= page.n_pages,
                  on_click=lambda: st.session_state.__setitem__(key, page.page + 1))
 

@@ -98,7 +98,7 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
                 _long(), shown["name"].to_list(), selected=picked, verdicts=views.verdicts, scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             number = "number = score" if choice.scored else "no number (a rule policy has no score)"
-            st.caption(f"{shown.height} of {grid.height} restaurants · colour and legend = verdict, {number}, "
+            st.caption(f"{shown.height:,} of {grid.height:,} restaurants · colour and legend = verdict, {number}, "
                        "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
     with detail_col:
         judge_param = _detail(ws, dataset, frame, choice, order, views, labels, key)
