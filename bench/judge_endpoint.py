@@ -23,16 +23,14 @@ import asyncio
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runs import _stats  # noqa: E402
+from bench.runs import _stats, cli_against_server, start_server  # noqa: E402
 from core.demo import generate_demo  # noqa: E402
 from core.judgments.judges.openai_judge import review_messages  # noqa: E402
 from core.tasks import get_task  # noqa: E402
@@ -40,33 +38,12 @@ from core.tasks.keyword_index import matched_reviews  # noqa: E402
 from core.workspace import Workspace  # noqa: E402
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen([sys.executable, "-m", "tests.helpers.llm_server", str(latency), "judge"], cwd=ROOT,
-                              stdout=subprocess.PIPE, text=True)
-    assert server.stdout is not None
-    return server, server.stdout.readline().strip()
-
-
 def judge_pass(root: Path, args: argparse.Namespace) -> dict[str, float]:
     shutil.rmtree(root / "cache", ignore_errors=True)
     shutil.rmtree(root / "judgments", ignore_errors=True)
-    server, base_url = start_server(args.latency)
-    try:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench"}
-        command = [sys.executable, "-m", "core", "--workspace", str(root), "--no-progress", "judge", "--dataset", "demo",
-                   "--task", "G1a", "--judge", "openai", "--model", "bench-model", "--concurrency",
-                   str(args.concurrency), "--limit", str(args.reviews)]
-        spawned = time.time()
-        proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
-        exited = time.time()
-        stats = _stats(base_url)
-    finally:
-        server.terminate()
-        server.wait()
-    if proc.returncode != 0:
-        raise SystemExit(f"judge failed: {proc.stderr[-2000:]}")
-    return {"wall": exited - spawned, "requests_phase": stats["last_answer_at"] - stats["first_request_at"],
-            "requests": stats["chat_requests"], "load": os.getloadavg()[0]}
+    command = ["judge", "--dataset", "demo", "--task", "G1a", "--judge", "openai", "--model", "bench-model",
+               "--concurrency", str(args.concurrency), "--limit", str(args.reviews)]
+    return cli_against_server(ROOT, root, command, args.latency, mode="judge")
 
 
 async def _bare(base_url: str, prompts: list[list[dict[str, str]]], response_format: dict, concurrency: int) -> None:
@@ -85,7 +62,7 @@ async def _bare(base_url: str, prompts: list[list[dict[str, str]]], response_for
 
 
 def bare_pass(prompts: list[list[dict[str, str]]], response_format: dict, args: argparse.Namespace) -> dict[str, float]:
-    server, base_url = start_server(args.latency)
+    server, base_url = start_server(args.latency, "judge")
     try:
         asyncio.run(_bare(base_url, prompts, response_format, args.concurrency))
         stats = _stats(base_url)

@@ -46,37 +46,45 @@ def _stats(base_url: str) -> dict:
         return json.loads(response.read())
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen, str]:
-    """The local OpenAI-compatible server in its own process, as a real endpoint would be."""
-    server = subprocess.Popen([sys.executable, "-m", "tests.helpers.llm_server", str(latency)], cwd=ROOT,
+def start_server(latency: float, mode: str = "runs") -> tuple[subprocess.Popen, str]:
+    """The local OpenAI-compatible server in its own process, as a real endpoint would be (``mode``:
+    ``runs`` answers method prompts, ``judge`` judging prompts)."""
+    server = subprocess.Popen([sys.executable, "-m", "tests.helpers.llm_server", str(latency), mode], cwd=ROOT,
                               stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     return server, server.stdout.readline().strip()
 
 
-def cli_run(checkout: Path, root: Path, args: argparse.Namespace) -> dict:
-    """One ``python -m core run`` from ``checkout``: wall time, fixed costs before and after."""
-    shutil.rmtree(root / "cache", ignore_errors=True)
-    shutil.rmtree(root / "runs" / "bench-cli", ignore_errors=True)
-    server, base_url = start_server(args.latency)
+def cli_against_server(checkout: Path, root: Path, command: list[str], latency: float,
+                       mode: str = "runs") -> dict:
+    """``python -m core --workspace ROOT --no-progress COMMAND…`` from ``checkout`` against a fresh
+    server: wall time from spawn to exit, and the server's first request and last answer times."""
+    server, base_url = start_server(latency, mode)
     try:
         env = {**os.environ, "PYTHONPATH": str(checkout), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench"}
-        command = [sys.executable, "-m", "core", "--workspace", str(root), "--no-progress", "run", "--dataset", "demo",
-                   "--task", "G1a", "--policy", "G1_allergy_V2", "--method", args.method, "--model", "bench-model",
-                   "--k", "25", "-n", str(args.restaurants), "--concurrency", str(args.concurrency),
-                   "--run-id", "bench-cli"]
         spawned = time.time()
-        proc = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "core", "--workspace", str(root), "--no-progress", *command],
+                              cwd=checkout, env=env, capture_output=True, text=True)
         exited = time.time()
         stats = _stats(base_url)
     finally:
         server.terminate()
         server.wait()
     if proc.returncode != 0:
-        raise SystemExit(f"run failed ({checkout}): {proc.stderr[-2000:]}")
+        raise SystemExit(f"{command[0]} failed ({checkout}): {proc.stderr[-2000:]}")
     return {"wall": exited - spawned, "before": stats["first_request_at"] - spawned,
-            "after": exited - stats["last_answer_at"], "requests": stats["chat_requests"],
-            "load": os.getloadavg()[0]}
+            "after": exited - stats["last_answer_at"], "requests_phase": stats["last_answer_at"] - stats["first_request_at"],
+            "requests": stats["chat_requests"], "load": os.getloadavg()[0]}
+
+
+def cli_run(checkout: Path, root: Path, args: argparse.Namespace) -> dict:
+    """One ``python -m core run`` from ``checkout``: wall time, fixed costs before and after."""
+    shutil.rmtree(root / "cache", ignore_errors=True)
+    shutil.rmtree(root / "runs" / "bench-cli", ignore_errors=True)
+    command = ["run", "--dataset", "demo", "--task", "G1a", "--policy", "G1_allergy_V2", "--method", args.method,
+               "--model", "bench-model", "--k", "25", "-n", str(args.restaurants), "--concurrency",
+               str(args.concurrency), "--run-id", "bench-cli"]
+    return cli_against_server(checkout, root, command, args.latency)
 
 
 def cli_bench(args: argparse.Namespace) -> None:

@@ -40,25 +40,42 @@ def _stamp(path: Path) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
+def _kept(path: Path, kind: str, context: str) -> tuple[list[int] | None, Path, dict[str, Any] | None]:
+    """(the file's stamp, its fact file, what that holds for this stamp and context) — stamp None: not
+    kept (unreadable, or under :data:`MIN_BYTES`); held None: nothing valid kept."""
+    try:
+        before = _stamp(path)
+    except OSError:
+        return None, path, None
+    if before[1] < MIN_BYTES:
+        return None, path, None
+    memo = memo_path(path, kind)
+    held = None
+    with contextlib.suppress(Exception):  # no fact file, or not one of ours: compute
+        kept = read_json(memo)
+        if kept.get("version") == VERSION and kept.get("stamp") == before and kept.get("context") == context:
+            held = kept
+    return before, memo, held
+
+
+def _may_write(path: Path, before: list[int]) -> bool:
+    """Whether to keep a fact: a writable workspace, and the file unchanged while it was computed."""
+    return not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK)
+
+
 def stamped(path: Path, kind: str, compute: Callable[[], Any], *, context: str = "") -> Any:
     """``compute()`` (a JSON value) for ``path`` as it is now, kept in :func:`memo_path` and read from
     there while the file's stamp and ``context`` are unchanged. Exceptions of ``compute`` propagate
     (nothing is kept). A file under :data:`MIN_BYTES` is computed every time.
     """
-    try:
-        before = _stamp(path)
-    except OSError:
+    before, memo, held = _kept(path, kind, context)
+    if before is None:
         return compute()
-    if before[1] < MIN_BYTES:
-        return compute()
-    memo = memo_path(path, kind)
-    with contextlib.suppress(Exception):  # no fact file, or not one of ours: compute
-        kept = read_json(memo)
-        if kept.get("version") == VERSION and kept.get("stamp") == before and kept.get("context") == context:
-            return kept["value"]
+    if held is not None:
+        return held["value"]
     value = compute()
     with contextlib.suppress(OSError):
-        if not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK):
+        if _may_write(path, before):
             write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context, "value": value})
     return value
 
@@ -71,21 +88,15 @@ def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]],
     import polars as pl  # deferred: core.base stays free of polars for the commands that never need it
 
     data = path.with_name(f".{path.name}.{kind}.parquet")
-    try:
-        before = _stamp(path)
-    except OSError:
+    before, memo, held = _kept(path, kind, context)
+    if before is None:
         return compute()
-    if before[1] < MIN_BYTES:
-        return compute()
-    memo = memo_path(path, kind)
     with contextlib.suppress(Exception):  # no copy, a stale or damaged one: compute
-        kept = read_json(memo)
-        if (kept.get("version") == VERSION and kept.get("stamp") == before and kept.get("context") == context
-                and kept["value"]["data"] == _stamp(data)):
-            return pl.read_parquet(data), kept["value"]["extra"]
+        if held is not None and held["value"]["data"] == _stamp(data):
+            return pl.read_parquet(data), held["value"]["extra"]
     frame, extra = compute()
     with contextlib.suppress(OSError):
-        if not read_only() and _stamp(path) == before and os.access(path.parent, os.W_OK):
+        if _may_write(path, before):
             with atomic_path(data, suffix=".parquet") as tmp:
                 frame.write_parquet(tmp, statistics=False)
             write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context,
