@@ -127,6 +127,7 @@ def _collect(args: argparse.Namespace, batch_judge: Any) -> int:
 
 def _cap(args: argparse.Namespace, judge: Any) -> float | None:
     """The run's dollar cap: --max-cost, else the workspace default; offline judges spend nothing."""
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.llm.budget import check_cap, default_cap
 
     if not hasattr(judge, "messages") and not hasattr(judge, "members"):
@@ -136,6 +137,7 @@ def _cap(args: argparse.Namespace, judge: Any) -> float | None:
 
 def _check_batch_cap(judge: Any, plan: Any, cap: float | None) -> None:
     """A batch is paid as a whole: refuse it when its upper bound is over the cap."""
+    # deferred: only the `judge` command needs it (CLI start-up)
     from core.judgments.judges.spend import batch_bound, judging_budget
 
     if judging_budget(judge, cap) is None or cap is None:
