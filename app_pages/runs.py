@@ -58,12 +58,11 @@ def launch_buttons(plan: dict) -> None:
             st.rerun()
     if go:
         st.session_state.pop(K_CONFIRM, None)
-        refused = glue.launch_checked(ws, plan)
+        refused, run_id = glue.launch_checked(ws, plan)
         if refused:
             st.error(refused)
         else:
-            glue.preflight.clear()
-            st.toast(f"Launched {plan['run_id']}")
+            st.toast(f"Launched {run_id}")
             st.rerun()
 
 
@@ -136,11 +135,15 @@ with st.container(border=True):
     else:
         m1, m2, m3, m4 = st.columns(4)
         m1.metric("Samples to run", f"{f['to_run']:,}")
-        m2.metric("Calls cached / new", f"{f['cached_calls']:,} / {f['new_calls']:,}")
-        m3.metric("Estimated tokens", f"{f['est_prompt_tokens'] + f['est_completion_tokens']:,}")
+        about = "≈ " if f.get("sampled") else ""  # counted on a sample of the restaurants, scaled to all
+        m2.metric("Calls cached / new", f"{about}{f['cached_calls']:,} / {f['new_calls']:,}")
+        m3.metric("Estimated tokens", f"{about}{f['est_prompt_tokens'] + f['est_completion_tokens']:,}")
         m4.metric("Estimated cost, at most", f"${f['est_cost_usd_high']:.4f}" if f["priced"] else "no price",
                   help=f"From ${f['est_cost_usd_low']:.4f} (short answers) to ${f['est_cost_usd_high']:.4f} (long "
                        "answers)" if f["priced"] else "This model has no price: give one to estimate and cap the cost")
+    if f.get("sampled"):
+        st.caption(f"Calls, tokens and cost estimated from {f['sampled']:,} of the {f['to_run']:,} restaurants "
+                   "(drawn with the run's seed) and scaled to all; the run counts every call before it starts.")
     for warning in plan["warnings"]:
         st.warning(warning)
     for name in METHODS[method].prompts:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -185,20 +186,36 @@ def _env_models() -> list[str]:
     return [m.strip() for m in (env("WORKBENCH_MODELS") or "").split(",") if m.strip()]
 
 
+def choose_ids(ids: list[str], config: RunConfig) -> list[str]:
+    """The run's restaurants among ``ids`` (the dataset's, sorted): ``config.samples`` as given, ``n``
+    drawn with ``seed``, or all. The pre-flight and the run both choose here, so their counts agree."""
+    if config.samples:
+        known = set(ids)
+        unknown = [s for s in config.samples if s not in known]
+        if unknown:
+            raise WorkbenchError(f"unknown sample(s) in dataset {config.dataset}: {', '.join(unknown[:5])}")
+        return list(dict.fromkeys(config.samples))
+    if config.n is not None and config.n < len(ids):
+        return sorted(random.Random(config.seed).sample(ids, config.n))
+    return ids
+
+
+def short_warning(config: RunConfig, n_reviews: list[int]) -> list[str]:
+    """The warning of samples with fewer than K reviews stored (``n_reviews``: each sample's reviews
+    at positions below K), or none."""
+    short = sum(1 for n in n_reviews if n < config.k)
+    if not short:
+        return []
+    most = max(n_reviews) if n_reviews else 0
+    return [f"K={config.k} is above the reviews stored for {short} of {len(n_reviews)} restaurants "
+            f"(most stored: {most}); they use the reviews they have"]
+
+
 def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput], list[str]]:
     """The chosen restaurants with their first K reviews, and warnings (K above the reviews stored)."""
     rest = scan_restaurants(ws, config.dataset).select("business_id", "name", "categories", "n_reviews").collect()
     rest = rest.sort("business_id")
-    ids = rest["business_id"].to_list()
-    if config.samples:
-        unknown = [s for s in config.samples if s not in set(ids)]
-        if unknown:
-            raise WorkbenchError(f"unknown sample(s) in dataset {config.dataset}: {', '.join(unknown[:5])}")
-        chosen = list(dict.fromkeys(config.samples))
-    elif config.n is not None and config.n < len(ids):
-        chosen = sorted(random.Random(config.seed).sample(ids, config.n))
-    else:
-        chosen = ids
+    chosen = choose_ids(rest["business_id"].to_list(), config)
     rest = rest.filter(pl.col("business_id").is_in(chosen))
     reviews = (scan_reviews(ws, config.dataset)
                .filter(pl.col("business_id").is_in(chosen) & (pl.col("idx") < config.k))
@@ -214,13 +231,7 @@ def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput
         by_id[row["business_id"]].append({k: row[k] for k in ("review_id", "idx", "date", "stars", "text", KEYWORD_HIT)})
     meta = {r["business_id"]: r for r in rest.iter_rows(named=True)}
     samples = [RestaurantInput(b, meta[b]["name"] or "", meta[b]["categories"], tuple(by_id[b])) for b in chosen]
-    warnings = []
-    short = [s for s in samples if len(s.reviews) < config.k]
-    if short:
-        most = max(len(s.reviews) for s in samples) if samples else 0
-        warnings.append(f"K={config.k} is above the reviews stored for {len(short)} of {len(samples)} restaurants "
-                        f"(most stored: {most}); they use the reviews they have")
-    return samples, warnings
+    return samples, short_warning(config, [len(s.reviews) for s in samples])
 
 
 def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False, retry_errors: str | None = None) -> RunPlan:
@@ -235,16 +246,22 @@ def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False, retry_er
     run_id = config.run_id or new_run_id(config)
     samples, warnings = load_samples(ws, config)
     gt = run_gt(ws, config.dataset, config.task, get_policy(config.policy, ws), config.k, config.gt)
-    same = same_config_running(ws, config, run_id)
-    if same:
-        warnings.append(f"run {same} with the same configuration is in progress: a second one pays again for every "
-                        "answer it has not cached yet; wait for it to finish (its answers are cached as they arrive)")
+    warnings.extend(same_config_warning(ws, config, run_id))
     plan = RunPlan(ws, config, run_id, tuple(samples), gt, {}, tuple(warnings) + gt.warnings, retry_errors)
     object.__setattr__(plan, "preflight", preflight(plan))
     return plan
 
 
-def same_config_running(ws: Workspace, config: RunConfig, run_id: str) -> str | None:
+def same_config_warning(ws: Workspace, config: RunConfig, run_id: str | None) -> list[str]:
+    """The warning of another run of this configuration executing now, or none."""
+    same = same_config_running(ws, config, run_id)
+    if not same:
+        return []
+    return [f"run {same} with the same configuration is in progress: a second one pays again for every "
+            "answer it has not cached yet; wait for it to finish (its answers are cached as they arrive)"]
+
+
+def same_config_running(ws: Workspace, config: RunConfig, run_id: str | None) -> str | None:
     """Another run of this configuration (the same calls) that is executing now, or None."""
     if not ws.runs_dir.is_dir():
         return None
@@ -297,10 +314,21 @@ def preflight(plan: RunPlan) -> dict[str, Any]:
         return out
     llm = make_model(config.model, plan.ws, endpoint=config.endpoint, cache=workspace_cache(plan.ws), price=config.price)
     ctx = plan.context(llm)
-    requests = list(method.prepare_requests(ctx)) if method.prepare_requests else []
     out["estimated"] = method.prepare is not None  # amos: the kept reviews depend on the compiled spec
-    for r in todo:
-        requests.extend(method.requests(ctx, r))
+    once = count_calls(llm, method.prepare_requests(ctx) if method.prepare_requests else [])
+    each = count_calls(llm, (req for r in todo for req in method.requests(ctx, r)))
+    for key, value in once.items():
+        out[key] = value + each[key]
+    return price_estimate(out, config)
+
+
+CALL_FIGURES = ("cached_calls", "new_calls", "est_prompt_tokens", "est_completion_tokens")
+
+
+def count_calls(llm: Any, requests: Iterable[Any]) -> dict[str, int]:
+    """Of ``requests``: how many the cache answers, how many are new, and the new ones' estimated
+    prompt and completion tokens (:data:`CALL_FIGURES`)."""
+    out = dict.fromkeys(CALL_FIGURES, 0)
     for req in requests:
         if llm.is_cached(req.messages, req.response_format):
             out["cached_calls"] += 1
@@ -308,6 +336,11 @@ def preflight(plan: RunPlan) -> dict[str, Any]:
         out["new_calls"] += 1
         out["est_prompt_tokens"] += estimate_tokens(req.messages)
         out["est_completion_tokens"] += req.completion_tokens
+    return out
+
+
+def price_estimate(out: dict[str, Any], config: RunConfig) -> dict[str, Any]:
+    """``out`` with the completion range and the cost of its estimated tokens (low, expected, high)."""
     out["est_completion_tokens_low"] = math.floor(out["est_completion_tokens"] * COMPLETION_LOW)
     out["est_completion_tokens_high"] = math.ceil(out["est_completion_tokens"] * COMPLETION_MARGIN)
     price = config.price or price_for(config.model)

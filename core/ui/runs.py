@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import streamlit as st
 
 from core.base.errors import WorkbenchError
 from core.base.settings import env
@@ -22,7 +21,9 @@ from core.jobs import cancel_job, list_jobs, read_job, resume_job, start_job
 from core.llm import OFFLINE_MODEL, PRICES, endpoints, get_endpoint, price_for
 from core.llm.models import served_models
 from core.methods import METHODS, prompt_template
-from core.runs import RunConfig, cancel_run, list_runs, owners, plan_run, run_status
+from core.runs import RunConfig, cancel_run, list_runs, owners, run_status
+from core.runs.plan import new_run_id
+from core.runs.preview import preview_run
 from core.runs.records import spec_fallback
 from core.runs.spend import check_price as check_price
 from core.runs.spend import default_cap as default_cap
@@ -52,22 +53,22 @@ def lock_line(ws: Workspace) -> str:
 SERVER_LAUNCHES = "20/60"  # launches per minute on the whole server (``$WORKBENCH_RATE_LIMIT_LAUNCH_SERVER``)
 
 
-def launch_checked(ws: Workspace, plan: dict[str, Any]) -> str | None:
+def launch_checked(ws: Workspace, plan: dict[str, Any]) -> tuple[str | None, str | None]:
     """Launch after the session's rate limit and, on a shared server, the server's (launches per
-    minute, runs going at once); None when launched, else why not (one line)."""
+    minute, runs going at once); (None, the new run's id) when launched, else (why not, None)."""
     limited = hosting.take_token("launch")
     if limited:
-        return limited
+        return limited, None
     if hosting.hosted():
         limited = (owners.concurrency_refusal(ws)
                    or hosting.take_shared_token("launch_server", SERVER_LAUNCHES, "run launches"))
         if limited:
-            return limited
+            return limited, None
     try:
-        launch(ws, plan, owner=who(ws))
+        job = launch(ws, plan, owner=who(ws))
     except WorkbenchError as exc:
-        return str(exc)
-    return None
+        return str(exc), None
+    return None, str(job["args"]["config"]["run_id"])
 
 
 def model_choices(locked: bool) -> list[str]:
@@ -96,16 +97,20 @@ def task_choices(ws: Workspace) -> list[str]:
     return task_ids(ws)
 
 
-@st.cache_data(ttl=20, show_spinner=False)
 def preflight(root: str, config: dict[str, Any]) -> dict[str, Any]:
-    """The plan of ``config`` in the workspace at ``root`` (run id, samples, GT reference,
-    pre-flight figures, warnings)."""
-    return plan_run(RunConfig.from_dict(config), Workspace(Path(root))).as_dict()
+    """What a new run of ``config`` in the workspace at ``root`` will do (samples, GT reference,
+    pre-flight figures, warnings; no run id), as :meth:`core.runs.RunPlan.as_dict` says it, from
+    counts and lineage (:func:`core.runs.preview.preview_run`: kept while the data are as they were,
+    never for a time)."""
+    return preview_run(RunConfig.from_dict(config), Workspace(Path(root)))
 
 
 def launch(ws: Workspace, plan: dict[str, Any], *, owner: str | None = None) -> dict[str, Any]:
-    """Start the planned run as a background job (its run id fixed by the plan), owned by ``owner``."""
-    config = {**plan["config"], "run_id": plan["run_id"]}
+    """Start the previewed run as a background job with a new run id (each launch its own, made
+    here: a preview shown twice never hands one id to two runs), owned by ``owner``. The job plans
+    the run in full and records its own pre-flight."""
+    run_id = plan.get("run_id") or new_run_id(RunConfig.from_dict(plan["config"]))
+    config = {**plan["config"], "run_id": run_id}
     label = f"{config['method']} · {config['model']} · K={config['k']}"
     return start_job(ws, "run", {"config": config, **({"owner": owner} if owner else {})}, label=label)
 
