@@ -200,13 +200,13 @@ def choose_ids(ids: list[str], config: RunConfig) -> list[str]:
     return ids
 
 
-def short_warning(config: RunConfig, n_reviews: list[int]) -> list[str]:
+def short_warning(config: RunConfig, n_reviews: pl.Series) -> list[str]:
     """The warning of samples with fewer than K reviews stored (``n_reviews``: each sample's reviews
     at positions below K), or none."""
-    short = sum(1 for n in n_reviews if n < config.k)
+    short = int((n_reviews < config.k).sum())
     if not short:
         return []
-    most = max(n_reviews) if n_reviews else 0
+    most = int(n_reviews.max() or 0)  # type: ignore[arg-type]  # an Int64 series: an int
     return [f"K={config.k} is above the reviews stored for {short} of {len(n_reviews)} restaurants "
             f"(most stored: {most}); they use the reviews they have"]
 
@@ -231,7 +231,7 @@ def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput
         by_id[row["business_id"]].append({k: row[k] for k in ("review_id", "idx", "date", "stars", "text", KEYWORD_HIT)})
     meta = {r["business_id"]: r for r in rest.iter_rows(named=True)}
     samples = [RestaurantInput(b, meta[b]["name"] or "", meta[b]["categories"], tuple(by_id[b])) for b in chosen]
-    return samples, short_warning(config, [len(s.reviews) for s in samples])
+    return samples, short_warning(config, pl.Series([len(s.reviews) for s in samples], dtype=pl.Int64))
 
 
 def plan_run(config: RunConfig, ws: Workspace, *, resume: bool = False, retry_errors: str | None = None) -> RunPlan:

@@ -67,11 +67,15 @@ def preview_run(config: RunConfig, ws: Workspace) -> dict[str, Any]:
             "gt_description": describe_gt(lineage), "preflight": figures(ws, config, chosen), "warnings": warnings}
 
 
-def chosen_samples(ws: Workspace, config: RunConfig) -> tuple[list[str], list[int]]:
+def chosen_samples(ws: Workspace, config: RunConfig) -> tuple[list[str], pl.Series]:
     """The run's samples (business ids, in the run's order) and the reviews each has below K."""
     ids, counts = _reviews_below_k(str(ws.root), config.dataset, config.k, _dataset_stamp(ws, config.dataset))
-    chosen = choose_ids(list(ids), config)
-    return chosen, [counts.get(b, 0) for b in chosen]
+    chosen = choose_ids(ids, config)
+    if chosen is ids:  # every restaurant (the default): the counts as they are
+        return chosen, counts
+    found = pl.DataFrame({"business_id": ids, "n": counts})
+    picked = pl.DataFrame({"business_id": chosen}).join(found, on="business_id", how="left", maintain_order="left")
+    return chosen, picked["n"]
 
 
 def _dataset_stamp(ws: Workspace, dataset: str) -> tuple[tuple[str, int, int], ...]:
@@ -79,13 +83,14 @@ def _dataset_stamp(ws: Workspace, dataset: str) -> tuple[tuple[str, int, int], .
 
 
 @lru_cache(maxsize=8)
-def _reviews_below_k(root: str, dataset: str, k: int, stamp: tuple[Any, ...]) -> tuple[tuple[str, ...], dict[str, int]]:
-    """The dataset's restaurant ids (sorted) and, by id, its reviews at positions below ``k``;
-    kept while the dataset's files (``stamp``) are as they were."""
+def _reviews_below_k(root: str, dataset: str, k: int, stamp: tuple[Any, ...]) -> tuple[list[str], pl.Series]:
+    """The dataset's restaurant ids (sorted) and the reviews of each at positions below ``k``; kept
+    while the dataset's files (``stamp``) are as they were. Callers never change them."""
     ws = Workspace(Path(root))
-    ids = scan_restaurants(ws, dataset).select("business_id").collect()["business_id"].sort()
-    counts = (scan_reviews(ws, dataset).filter(pl.col("idx") < k).group_by("business_id").len().collect())
-    return tuple(ids.to_list()), dict(zip(counts["business_id"].to_list(), counts["len"].to_list(), strict=True))
+    ids = scan_restaurants(ws, dataset).select("business_id").collect().sort("business_id")
+    counts = scan_reviews(ws, dataset).filter(pl.col("idx") < k).group_by("business_id").agg(n=pl.len())
+    frame = ids.join(counts.collect(), on="business_id", how="left", maintain_order="left")
+    return frame["business_id"].to_list(), frame["n"].fill_null(0).cast(pl.Int64)
 
 
 def figures(ws: Workspace, config: RunConfig, chosen: list[str]) -> dict[str, Any]:
