@@ -138,7 +138,7 @@ with st.container(border=True):
         about = "≈ " if f.get("sampled") else ""  # counted on a sample of the restaurants, scaled to all
         m2.metric("Calls cached / new", f"{about}{f['cached_calls']:,} / {f['new_calls']:,}")
         m3.metric("Estimated tokens", f"{about}{f['est_prompt_tokens'] + f['est_completion_tokens']:,}")
-        m4.metric("Estimated cost, at most", f"${f['est_cost_usd_high']:.4f}" if f["priced"] else "no price",
+        m4.metric("Estimated cost, at most", f"{about}${f['est_cost_usd_high']:.4f}" if f["priced"] else "no price",
                   help=f"From ${f['est_cost_usd_low']:.4f} (short answers) to ${f['est_cost_usd_high']:.4f} (long "
                        "answers)" if f["priced"] else "This model has no price: give one to estimate and cap the cost")
     if f.get("sampled"):

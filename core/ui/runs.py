@@ -245,13 +245,15 @@ def confirm_line(plan: dict[str, Any]) -> str | None:
     f = plan["preflight"]
     if not f["uses_llm"] or f["offline"] or not f.get("new_calls") or is_local(plan["config"].get("endpoint")):
         return None
+    about = f"about {f['new_calls']:,} (estimated from {f['sampled']:,} restaurants)" if f.get("sampled") \
+        else f"{f['new_calls']:,}"
     if not f.get("priced"):
-        return (f"{f['new_calls']:,} new calls to {plan['config']['model']}, which has no price: "
+        return (f"{about} new calls to {plan['config']['model']}, which has no price: "
                 "the cost is unknown and cannot be capped.")
     if not f.get("est_cost_usd_high"):
         return None
     cap = plan["config"].get("max_cost")
-    return (f"{f['new_calls']:,} new calls to {plan['config']['model']}: estimated ${f['est_cost_usd_low']:.4f}–"
+    return (f"{about} new calls to {plan['config']['model']}: estimated ${f['est_cost_usd_low']:.4f}–"
             f"${f['est_cost_usd_high']:.4f}" + (f", stopped at ${float(cap):.4f} at most" if cap else ", no cap"))
 
 

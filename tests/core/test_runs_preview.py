@@ -75,12 +75,16 @@ def test_many_samples_are_estimated_from_a_sample(ws: Workspace, monkeypatch: py
     monkeypatch.setattr(preview_mod, "SAMPLED", 4)
     preview_mod._llm_figures.cache_clear()
     config = _config(ws, method="direct", model=PRICED)
-    shown, planned = preview_run(config, ws)["preflight"], plan_run(config, ws).preflight
+    whole = preview_run(config, ws)
+    shown, planned = whole["preflight"], plan_run(config, ws).preflight
     assert shown["sampled"] == 4 and shown["estimated"] is True and "sampled" not in planned
     assert shown["to_run"] == planned["to_run"] == 12
     assert shown["new_calls"] == planned["new_calls"]  # direct: one call a restaurant, so scaling is exact
     assert shown["est_prompt_tokens"] == pytest.approx(planned["est_prompt_tokens"], rel=0.25)
     assert 0 < shown["est_cost_usd_low"] < shown["est_cost_usd_high"]
+    from core.ui.runs import confirm_line  # the launch's confirmation says it is an estimate too
+
+    assert (confirm_line(whole) or "").startswith(f"about 12 (estimated from 4 restaurants) new calls to {PRICED}")
     preview_mod._llm_figures.cache_clear()
 
 
