@@ -19,7 +19,8 @@ set (``ru_maxrss``) after the page: the imports (about 0.3 GB) plus what the pag
 factor is the first-open time over that of the next smaller size.
 
 Pages: ``home``; ``data`` (open, search a name, a restaurant's reviews by link, search its review
-text); ``gt`` (first open, add a K); ``trace`` (one restaurant by link); ``runs``; ``results`` (the
+text); ``gt`` (first open, add a K); ``trace`` (one restaurant by link); ``runs`` (open, K = 50, 1,000
+restaurants); ``results`` (the
 run with the most samples in the workspace; ``runs import`` of a file made from the GT file when
 there is no run over every restaurant: ``--make-run``). ``label_review`` is played only when asked
 for (``--pages label_review``): the scale workspaces hold no label store, and without a rater the
@@ -107,7 +108,9 @@ def _steps(page: str, ws_root: Path) -> list[Step]:
                                                       k="25", business_id=bid)),
                 ("Trace: K = 50", lambda at: at.selectbox(key="trace.k").set_value("50"))]
     if page == "runs":
-        return [("Runs: open", lambda at: at.switch_page("app_pages/runs.py"))]
+        return [("Runs: open", lambda at: at.switch_page("app_pages/runs.py")),
+                ("Runs: K = 50", lambda at: at.number_input(key="runs.k").set_value(50)),
+                ("Runs: 1,000 restaurants", lambda at: at.number_input(key="runs.n").set_value(1000))]
     if page == "results":
         run = _biggest_run(ws_root)
         return [("Results: open (largest run)", link("app_pages/results.py", run=run or "")),
