@@ -2,6 +2,7 @@
 
 ```
 plan_run(config, ws, *, resume=False) -> RunPlan      checks names, loads samples and GT, pre-flight
+preview.preview_run(config, ws) -> dict               the Runs page's pre-flight at any scale (no samples, no GT)
 execute_run(plan, llm, progress) -> status           samples.jsonl (fsync'd), then results.json
 list_runs / show_run / run_status / cancel_run / resume_config
 import_run_file(ws, path) -> dict                     xnot detailed_results.json, ADDM results.json
