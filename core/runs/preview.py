@@ -28,7 +28,10 @@ from typing import Any
 
 import polars as pl
 
+from core.base.memo import stamped_frame
+from core.base.stamps import file_stamp
 from core.datasets import scan_restaurants, scan_reviews
+from core.datasets.lock import TABLES
 from core.ground_truth.lineage import describe as describe_gt
 from core.ground_truth.policies.loader import get_policy
 from core.llm import OFFLINE_MODEL, workspace_cache
@@ -87,10 +90,36 @@ def _reviews_below_k(root: str, dataset: str, k: int, stamp: tuple[Any, ...]) ->
     """The dataset's restaurant ids (sorted) and the reviews of each at positions below ``k``; kept
     while the dataset's files (``stamp``) are as they were. Callers never change them."""
     ws = Workspace(Path(root))
-    ids = scan_restaurants(ws, dataset).select("business_id").collect().sort("business_id")
-    counts = scan_reviews(ws, dataset).filter(pl.col("idx") < k).group_by("business_id").agg(n=pl.len())
-    frame = ids.join(counts.collect(), on="business_id", how="left", maintain_order="left")
-    return frame["business_id"].to_list(), frame["n"].fill_null(0).cast(pl.Int64)
+    frame, contiguous = _reviews_per_restaurant(ws, dataset)
+    if contiguous:  # positions 0..n-1 everywhere: the reviews below K are min(n, K)
+        counts = frame["n"].clip(upper_bound=k)
+    else:
+        below = scan_reviews(ws, dataset).filter(pl.col("idx") < k).group_by("business_id").agg(n=pl.len())
+        counts = frame.select("business_id").join(below.collect(), on="business_id", how="left",
+                                                  maintain_order="left")["n"].fill_null(0)
+    return frame["business_id"].to_list(), counts.cast(pl.Int64)
+
+
+def _reviews_per_restaurant(ws: Workspace, dataset: str) -> tuple[pl.DataFrame, bool]:
+    """Every restaurant id (sorted) with its number of reviews ``n``, and whether every restaurant's
+    positions are 0..n-1; kept beside the reviews table (:func:`core.base.memo.stamped_frame`) while
+    it and the restaurants table are as they were, so a new server process reads 150,000 rows
+    instead of grouping 2 M reviews."""
+    folder = ws.dataset_dir(dataset)
+    restaurants = folder / TABLES[0]
+    context = repr(file_stamp(restaurants))
+
+    def compute() -> tuple[pl.DataFrame, bool]:
+        ids = scan_restaurants(ws, dataset).select("business_id").collect().sort("business_id")
+        per = (scan_reviews(ws, dataset).group_by("business_id")
+               .agg(n=pl.len(), ok=(pl.col("idx").min() == 0) & (pl.col("idx").max() == pl.len() - 1)
+                    & (pl.col("idx").n_unique() == pl.len())).collect())
+        frame = ids.join(per, on="business_id", how="left", maintain_order="left")
+        contiguous = bool(frame["ok"].fill_null(True).all())
+        return frame.select("business_id", pl.col("n").fill_null(0).cast(pl.Int64)), contiguous
+
+    frame, contiguous = stamped_frame(folder / TABLES[1], "per-restaurant", compute, context=context)
+    return frame, bool(contiguous)
 
 
 def figures(ws: Workspace, config: RunConfig, chosen: list[str]) -> dict[str, Any]:

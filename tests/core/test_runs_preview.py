@@ -107,3 +107,21 @@ def test_each_launch_of_one_preview_gets_its_own_run_id(ws: Workspace, monkeypat
     ids = [a["config"]["run_id"] for a in started]
     assert len(set(ids)) == 2 and all(ids)
     assert all({**a["config"], "run_id": None} == shown["config"] for a in started)  # the previewed config
+
+
+def test_reviews_below_k_from_the_kept_counts_or_by_position(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """min(n, K) when every restaurant's positions are 0..n-1 (the kept per-restaurant counts), the
+    same as counting the positions below K, which a dataset with gaps gets."""
+    dataset = ws.datasets()[0]
+    frame, contiguous = preview_mod._reviews_per_restaurant(ws, dataset)
+    assert contiguous and frame.height == 12 and frame["n"].to_list() == [200] * 12
+    stamp = preview_mod._dataset_stamp(ws, dataset)
+    for k in (1, 25, 200, 201, 500):
+        preview_mod._reviews_below_k.cache_clear()
+        kept = preview_mod._reviews_below_k(str(ws.root), dataset, k, stamp)
+        monkeypatch.setattr(preview_mod, "_reviews_per_restaurant", lambda *_: (frame, False))
+        preview_mod._reviews_below_k.cache_clear()
+        counted = preview_mod._reviews_below_k(str(ws.root), dataset, k, stamp)
+        monkeypatch.undo()
+        assert kept[0] == counted[0] and kept[1].to_list() == counted[1].to_list() == [min(200, k)] * 12
+    preview_mod._reviews_below_k.cache_clear()
