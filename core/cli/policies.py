@@ -16,6 +16,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     imp = cmds.add_parser("import", help="import ADDM policy YAMLs as workspace policies, with a task per topic")
     imp.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="ADDM policy files or folders of them")
     imp.add_argument("--terms", required=True, metavar="TERMS_DIR", help="ADDM term libraries (_shared.yaml, <topic>.yaml)")
+    imp.add_argument("--as-addm-code", action="store_true",
+                     help="read the files as ADDM's code computes them, not as their text says (SPEC's default): "
+                          "requires ignored, YAML boolean filters never match, firsthand-only scoring whenever "
+                          "judgments have account_type, no recency weights")
     imp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
     imp.set_defaults(func=run_import)
 
@@ -32,7 +36,7 @@ def run_import(args: argparse.Namespace) -> int:
     # deferred: only the `policies` command needs it (CLI start-up)
     from core.ground_truth.policies.addm_import import import_policies
 
-    report = import_policies(args.workspace, args.paths, args.terms)
+    report = import_policies(args.workspace, args.paths, args.terms, addm_code=args.as_addm_code)
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     lines = [f"imported {len(report.imported)} polic{'y' if len(report.imported) == 1 else 'ies'}"

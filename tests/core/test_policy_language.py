@@ -19,17 +19,9 @@ from core.ground_truth import compute_policy_gt_frame, distribution_by_k
 from core.ground_truth.policies.addm_import import import_policies
 from core.ground_truth.policies.loader import get_policy, list_policies, load_policy_file
 from core.workspace import Workspace
+from tests.helpers.policy_cases import HEAD, KS, REST, SCHEMA, judgments, verdicts_by_k
 
-HEAD = "dev-ADDM/head"
 HAND = Path(__file__).parent / "data" / "policies"
-KS = [25, 50, 100, 200, None]
-FIELDS = ("account_type", "incident_severity", "staff_knowledge", "accommodation_level", "staff_response",
-          "restriction_type", "meeting_outcome", "professionalism", "conversation_suitability", "service_efficiency",
-          "privacy_level", "is_relevant")
-SCHEMA = {"business_id": pl.Utf8, "review_id": pl.Utf8, "idx": pl.Int64, "date": pl.Utf8,
-          **{f: pl.Utf8 for f in FIELDS}}
-REST = pl.DataFrame({"business_id": ["a", "b", "c", "d"], "name": ["A", "B", "C", "D"],
-                     "categories": ["Thai", "Pizza", None, "Bars"], "n_reviews": [300, 300, 300, 300]})
 
 
 @pytest.fixture(scope="module")
@@ -37,20 +29,6 @@ def imported(tmp_path_factory, fixtures_dir):
     ws = Workspace(tmp_path_factory.mktemp("ws"))
     report = import_policies(ws, [fixtures_dir / HEAD / "policies"], fixtures_dir / HEAD / "terms")
     return ws, report
-
-
-def judgments(rows: list[dict]) -> pl.DataFrame:
-    out = []
-    for n, r in enumerate(rows):
-        row = {"business_id": "a", "review_id": f"r{n}", "idx": n, "date": "2021-06-01 10:00:00",
-               "is_relevant": "true", **r}
-        out.append({k: row.get(k) for k in SCHEMA})
-    return pl.DataFrame(out, schema=SCHEMA)
-
-
-def verdicts_by_k(policy, rows, bid="a") -> dict:
-    frame = compute_policy_gt_frame(judgments(rows), REST, policy, KS).filter(pl.col("business_id") == bid)
-    return {r["k"]: (r["verdict"], r["score"]) for r in frame.iter_rows(named=True)}
 
 
 # -- import -------------------------------------------------------------------------------------

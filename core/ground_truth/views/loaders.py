@@ -80,7 +80,8 @@ def describe(definition: Formula | Policy) -> str:
     if isinstance(definition, Formula):
         return definition.description
     replaces = "; this workspace's own, in force instead of the built-in" if definition.replaces_builtin else ""
-    return f"{definition.title} (policy {definition.policy_id} v{definition.version}{replaces})"
+    reading = "; read as ADDM's code computes it" if definition.origin.endswith("read as ADDM's code computes it") else ""
+    return f"{definition.title} (policy {definition.policy_id} v{definition.version}{replaces}{reading})"
 
 
 def parse_ks(values: Sequence[Any] | str) -> list[int | None]:
