@@ -44,9 +44,21 @@ def run_import(args: argparse.Namespace) -> int:
     lines += [f"note: {p} is in force in this workspace instead of the built-in policy of that id"
               for p in report.replaces_builtin]
     lines += [f"note: {p} equals the built-in policy of that id: nothing written" for p in report.unchanged]
+    if report.code_differs:
+        lines.append(f"note: {len(report.code_differs)} of these policies are read as their text says where ADDM's code "
+                     f"departs from it ({_departures(report.code_differs)}): their verdicts can differ from ADDM's code; "
+                     "--as-addm-code reads them as the code does (docs/policies.md)")
     lines += [f"error: {e['error']}" for e in report.errors]
     emit(args, report.to_dict(), "\n".join(lines))
     return 1 if report.errors and not (report.imported or report.unchanged) else 0
+
+
+def _departures(by_policy: dict[str, list[str]]) -> str:
+    kinds: dict[str, int] = {}
+    for departures in by_policy.values():
+        for d in departures:
+            kinds[d] = kinds.get(d, 0) + 1
+    return ", ".join(f"{d} in {n}" for d, n in kinds.items())
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -53,6 +53,7 @@ def test_all_twelve_import_either_way_and_the_reading_is_named(readings):
     assert any("G2/business/V4.yaml: normative.scoring.recency_rules: not applied" in w for w in code.warnings)
     assert not any("requires: ignored" in w or "recency_rules: not applied" in w for w in text.warnings)
     assert len(CODE_READING) == 4
+    assert code.code_differs == {} and set(text.code_differs) >= {"G1_allergy_V2", "G2_business_V4"}
 
 
 def test_requires_is_ignored(readings):

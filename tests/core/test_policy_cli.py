@@ -31,7 +31,10 @@ def test_import_json_report_and_list_show(tmp_path, fixtures_dir, capsys, monkey
     assert main(["--workspace", str(tmp_path), "policies", "import", str(head / "policies"), "--terms",
                  str(head / "terms"), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"imported", "replaces_builtin", "unchanged", "errors"} and out["errors"] == []
+    assert set(out) == {"imported", "replaces_builtin", "unchanged", "code_differs", "errors"} and out["errors"] == []
+    # read as their text says: where ADDM's code would read them otherwise (docs/policies.md)
+    assert out["code_differs"]["G1_allergy_V2"] == ["requires"] and out["code_differs"]["G2_business_V4"] == [
+        "firsthand-only scoring", "recency"]
     assert len(out["imported"]) == 12 and out["replaces_builtin"] == ["G1_allergy_V1", "G1_allergy_V2", "G1_allergy_V3"]
     assert main(["--workspace", str(tmp_path), "policies", "list", "--task", "G2_business"]) == 0
     listed = capsys.readouterr().out

@@ -56,6 +56,7 @@ class Imported:
     overview: dict[str, Any]
     keywords: list[str]
     warnings: list[str] = field(default_factory=list)
+    departures: list[str] = field(default_factory=list)  # where ADDM's code reads this file otherwise than its text
 
 
 _POLICY_ID = re.compile(r"(G(?:10|[1-9])_[a-z][a-z0-9_]{0,40})_(V\d{1,6})")
@@ -132,6 +133,7 @@ class _Builder:
     def __init__(self, data: dict[str, Any], src: Path, terms: Terms, *, addm_code: bool = False) -> None:
         self.data, self.src, self.terms, self.addm_code = data, src, terms, addm_code
         self.warnings: list[str] = []
+        self.departures: list[str] = []
         self.fields: dict[str, dict[str, Any]] = {}
         self.keywords: list[str] = []
 
@@ -142,7 +144,10 @@ class _Builder:
         out: dict[str, list[str]] = {}
         for name, value in filt.items():
             values = _values(value)
-            if self.addm_code and name != RELEVANCE_FIELD and any(isinstance(v, bool) for v in _listed(value)):
+            boolean = name != RELEVANCE_FIELD and any(isinstance(v, bool) for v in _listed(value))
+            if boolean:
+                self.departures.append("YAML boolean filter")
+            if self.addm_code and boolean:
                 values = [v for v, raw in zip(values, _listed(value), strict=True) if not isinstance(raw, bool)]
                 self.warn(f"{where}.{name}", "a YAML boolean never equals the stored value in ADDM's code: "
                           "that value never matches")
@@ -192,6 +197,8 @@ class _Builder:
             raise DataError("an unordered verdict scale cannot be expressed", path=src, field="normative.decision.ordered")
         overview = data.get("overview") or {}
         firsthand = "firsthand" in str(overview.get("incident_definition", "")).lower()
+        if not firsthand and "account_type" in self.fields and normative.get("scoring"):
+            self.departures.append("firsthand-only scoring")
         if self.addm_code:  # ADDM's code: whenever the judgments carry an account_type
             firsthand = "account_type" in self.fields
         policy: dict[str, Any] = {
@@ -216,7 +223,8 @@ class _Builder:
         kw = list(dict.fromkeys(k for k in self.keywords if len(k) >= 3))
         if self.warnings:  # kept with the policy: a part that never applies stays visible after the import
             policy["import_warnings"] = [w.removeprefix(f"{src}: ") for w in self.warnings]
-        return Imported(policy_id, m.group(1), policy, self.fields, overview, kw, self.warnings)
+        return Imported(policy_id, m.group(1), policy, self.fields, overview, kw, self.warnings,
+                        list(dict.fromkeys(self.departures)))
 
     # -- qualitative rules (V1/V2) ------------------------------------------------------------
     def rules(self, rules: list[Any], verdicts: list[str]) -> list[dict[str, Any]]:
@@ -270,6 +278,8 @@ class _Builder:
         text = str(cond.get("text") or "").replace("{min_count}", str(at_least))
         out: dict[str, Any] = {"text": text or f"count ≥ {at_least}", "count": "reviews",
                                "where": self.check_values(filt, f"{where}.filter"), "at_least": at_least}
+        if requires:
+            self.departures.append("requires")
         if requires and self.addm_code:
             self.warn(f"{where}.requires", "ignored, as ADDM's code does: only the filter counts")
         elif requires:
@@ -344,6 +354,8 @@ class _Builder:
         if self.addm_code:
             self.integral_points(policy["scoring"])
         recency = None if self.addm_code else self.recency(scoring)
+        if scoring.get("recency_rules"):
+            self.departures.append("recency")
         if self.addm_code and scoring.get("recency_rules"):
             self.warn("normative.scoring.recency_rules", "not applied, as ADDM's code does: every review weighs 1")
         if recency:

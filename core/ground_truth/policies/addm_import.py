@@ -105,12 +105,14 @@ class ImportReport:
     tasks: list[str] = field(default_factory=list)
     replaces_builtin: list[str] = field(default_factory=list)  # imported ids now in force instead of a built-in
     unchanged: list[str] = field(default_factory=list)  # ids whose content equals the built-in's: not written
+    code_differs: dict[str, list[str]] = field(default_factory=dict)  # read as the text: where ADDM's code differs
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` document: imported policy ids (those replacing a built-in listed again),
-        ids not written because they equal the built-in, and errors per file."""
+        ids not written because they equal the built-in, where ADDM's code reads a policy otherwise than
+        its text (per policy id; empty with ``addm_code``), and errors per file."""
         return {"imported": self.imported, "replaces_builtin": self.replaces_builtin, "unchanged": self.unchanged,
-                "errors": self.errors}
+                "code_differs": self.code_differs, "errors": self.errors}
 
 
 def same_content(a: Policy, b: Policy) -> bool:
@@ -139,6 +141,8 @@ def import_policies(ws: Workspace, paths: Iterable[str | Path], terms_dir: str |
             report.errors.append({"file": str(path), "error": str(exc)})
             continue
         by_topic.setdefault(item.topic, []).append(item)
+        if item.departures and not addm_code:
+            report.code_differs[item.policy_id] = item.departures
         report.warnings.extend(item.warnings)
     policy_dir, task_dir = ws.policies_dir, ws.tasks_dir
     builtins = set(builtin_policy_ids())
