@@ -43,7 +43,7 @@ if mode == MODES[0]:
         st.session_state[K_RUN] = labels[0]
     label = st.selectbox("Run (newest first)", labels, key=K_RUN)
     stamp = stamps[labels.index(label)]
-    run, frames = ur.load_run(stamp), ur.run_frames(stamp)
+    run, frames = ur.run_head(stamp), ur.run_frames(stamp)
     head, notes = frames["headline"], ur.headline_notes(stamp)
     cols = st.columns(4)
     for col, row in zip(cols, head.iter_rows(named=True), strict=True):
@@ -106,7 +106,7 @@ if mode == MODES[0]:
             if st.session_state.get(K_REST) not in ids:
                 st.session_state[K_REST] = ids[0]
             bid = st.selectbox("Restaurant", ids, key=K_REST, format_func=lambda b: f"{names[b]} ({b})")
-            ur.show_drilldown(run, bid, ui.database(ws), str(ws.root))
+            ur.show_drilldown(stamp, bid, ui.database(ws), str(ws.root))
 else:
     default = labels[:2]
     st.session_state.setdefault(K_RUNS, default)
@@ -137,7 +137,7 @@ else:
     other_stamp = picked[chosen.index(other)]
     c_claim, c_csv = st.columns([1, 3], vertical_alignment="bottom")
     with c_claim:
-        uc.pair_claim(ws, ur.load_run(picked[base]), ur.load_run(other_stamp), lambda: ur.pair(picked[base], other_stamp),
+        uc.pair_claim(ws, ur.run_head(picked[base]), ur.run_head(other_stamp), lambda: ur.pair(picked[base], other_stamp),
                       key="results.claim_pair")
     with c_csv:
         uc.paired_downloads(uc.paired_frame(picked[base], other_stamp), f"paired_{other}_vs_{base_label}", key="results.paired")
