@@ -114,7 +114,13 @@ def _steps(page: str, ws_root: Path) -> list[Step]:
     if page == "results":
         run = _biggest_run(ws_root)
         return [("Results: open (largest run)", link("app_pages/results.py", run=run or "")),
-                ("Results: only incorrect", lambda at: at.selectbox(key="results.correct").set_value("incorrect"))]
+                ("Results: only incorrect", lambda at: at.selectbox(key="results.correct").set_value("incorrect")),
+                ("Results: next page of restaurants", lambda at: at.button(key="results.sample_page.next").click()),
+                ("Results: another restaurant's drilldown", lambda at: at.selectbox(key="results.business_id").set_value(
+                    at.selectbox(key="results.business_id").options[3].rsplit("(", 1)[1][:-1])),  # "name (business_id)"
+                ("Results: claim of another metric", lambda at: at.selectbox(key="results.claim.choice").set_value("accuracy")),
+                ("Results: compare runs", lambda at: at.radio(key="results.mode").set_value("Compare runs")),
+                ("Results: compare, list newly fixed", lambda at: at.selectbox(key="results.bucket").set_value("newly fixed"))]
     if page == "label_review":
         return [("Label review: open", lambda at: at.switch_page("app_pages/label_review.py"))]
     raise SystemExit(f"unknown page {page}")

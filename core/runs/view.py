@@ -32,9 +32,10 @@ from core.metrics.score import ranking_scores, sample_table
 from core.runs.records import read_run_summary
 
 VIEW, DETAIL = "view", "detail"
-FORMAT = "run-view-2"  # bump when the kept columns change: older copies are then computed again
+FORMAT = "run-view-3"  # bump when the kept columns change: older copies are then computed again
 DETAIL_ROW_GROUP = 2048  # a drilldown reads one group of this many samples
 _PER_SAMPLE = (("intermediate_metrics", "per_sample"), ("consistency_details", "per_sample"))
+SHOWN_ORDER = ("correct", "gt_verdict", "name")  # the Results page lists the wrong ones first
 _CONSISTENCY = ("method_verdict", "computed_verdict", "computed_score", "consistent", "evidences")
 Loader = Callable[[], dict[str, Any]]
 Pins = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -72,7 +73,8 @@ def table_of(scored: Mapping[str, Any]) -> pl.DataFrame:
     """One row per sample in the run's order: :func:`core.metrics.views.samples`' columns, ``judged``
     (GT verdict in the scale), ``gt_ordinal``, ``rank_score`` (SPEC §5.1, over the judged samples),
     the :data:`~core.metrics.bootstrap.COUNT_COLUMNS` of :func:`~core.metrics.score.sample_table`
-    (``n_*``), ``score_all`` (the ranking score over every sample, as
+    (``n_*``), ``shown_order`` (the row's place in the page's order, :data:`SHOWN_ORDER`),
+    ``score_all`` (the ranking score over every sample, as
     :func:`core.release.run_figures.samples_frame` gives it) and the consistency details (:func:`core.metrics.views.consistency`, ``cons_order``
     their order; null for a sample without them)."""
     samples = mv.samples(scored)
@@ -89,6 +91,8 @@ def table_of(scored: Mapping[str, Any]) -> pl.DataFrame:
     for j, name in enumerate(COUNT_COLUMNS):
         columns[f"n_{name}"] = _scatter(n, rows, st.counts[:, j])
     cons = mv.consistency(scored).drop("name").with_row_index("cons_order")
+    shown = samples.with_row_index("i").sort(*SHOWN_ORDER, descending=False, nulls_last=False, maintain_order=True)
+    columns["shown_order"] = pl.Series(np.argsort(shown["i"].to_numpy(), kind="stable"))
     return (samples.with_columns(**{k: pl.Series(k, v) if not isinstance(v, pl.Series) else v.alias(k)
                                     for k, v in columns.items()})
             .join(cons, on="business_id", how="left", maintain_order="left"))
@@ -166,6 +170,11 @@ def samples(view: RunView) -> pl.DataFrame:
     """:func:`core.metrics.views.samples` of the run."""
     return view.table.select("business_id", "name", "gt_verdict", "verdict", "risk_score", "correct", "error",
                              "tokens", "cost_usd")
+
+
+def samples_shown(view: RunView) -> pl.DataFrame:
+    """:func:`samples` in the order the Results page lists them (:data:`SHOWN_ORDER`, sorted once)."""
+    return samples(RunView(view.head, view.table.sort("shown_order")))
 
 
 def consistency(view: RunView) -> pl.DataFrame:

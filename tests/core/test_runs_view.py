@@ -61,6 +61,8 @@ def _view(path: Path, scored: dict[str, Any], calls: list[int] | None = None) ->
 
 def _check_view(view: rv.RunView, scored: dict[str, Any]) -> None:
     assert_frame_equal(rv.samples(view), mv.samples(scored))
+    assert_frame_equal(rv.samples_shown(view), mv.samples(scored).sort(*rv.SHOWN_ORDER, nulls_last=False,
+                                                                       maintain_order=True))
     assert_frame_equal(rv.consistency(view), mv.consistency(scored))
     assert_frame_equal(rv.confusion(view), mv.confusion(scored))
     assert_frame_equal(rv.pr_curves(view), mv.pr_curves(scored))
