@@ -9,11 +9,11 @@ from core import ui
 from core.metrics import charts as rc
 from core.ui import claims as uc
 from core.ui import results as ur
-from core.ui import results_noise
+from core.ui import results_noise, results_samples
 from core.ui.text import safe, show
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
-K_CORRECT, K_GT, K_ERR, K_REST, K_BUCKET = "results.correct", "results.gt", "results.errors", "results.business_id", "results.bucket"
+K_BUCKET = "results.bucket"
 K_ALL_K = "results.k_all_runs"
 MODES = ("One run", "Compare runs")
 NUM = st.column_config.NumberColumn
@@ -43,7 +43,7 @@ if mode == MODES[0]:
         st.session_state[K_RUN] = labels[0]
     label = st.selectbox("Run (newest first)", labels, key=K_RUN)
     stamp = stamps[labels.index(label)]
-    run, frames = ur.load_run(stamp), ur.run_frames(stamp)
+    run, frames = ur.run_head(stamp), ur.run_frames(stamp)
     head, notes = frames["headline"], ur.headline_notes(stamp)
     cols = st.columns(4)
     for col, row in zip(cols, head.iter_rows(named=True), strict=True):
@@ -84,29 +84,7 @@ if mode == MODES[0]:
             "business_id": None, "method_verdict": "method verdict", "computed_verdict": "recomputed verdict",
             "computed_score": NUM("recomputed score", format="%g")})
     with t_rest:
-        f1, f2, f3 = st.columns([1, 2, 1])
-        which = f1.selectbox("Show", ["all", "incorrect", "correct"], key=K_CORRECT)
-        gts = f2.multiselect("GT verdict", scale, key=K_GT)
-        errors_only = f3.checkbox("errors only", key=K_ERR)
-        table = frames["samples"].sort("correct", "gt_verdict", "name", descending=[False, False, False], nulls_last=False)
-        if which != "all":
-            table = table.filter(pl.col("correct") == (which == "correct"))
-        if gts:
-            table = table.filter(pl.col("gt_verdict").is_in(gts))
-        if errors_only:
-            table = table.filter(pl.col("error") != "")
-        st.dataframe(table, hide_index=True, placeholder="—", width="stretch", height=240, column_config={
-            "business_id": None, "gt_verdict": "GT verdict", "verdict": "method verdict",
-            "risk_score": NUM("risk score", format="%.2f"), "cost_usd": NUM("cost", format="$%.4f")})
-        ids = table["business_id"].to_list()
-        if not ids:
-            st.info("No restaurant matches these filters.")
-        else:
-            names = dict(zip(ids, table["name"].to_list(), strict=True))
-            if st.session_state.get(K_REST) not in ids:
-                st.session_state[K_REST] = ids[0]
-            bid = st.selectbox("Restaurant", ids, key=K_REST, format_func=lambda b: f"{names[b]} ({b})")
-            ur.show_drilldown(run, bid, ui.database(ws), str(ws.root))
+        results_samples.restaurants_tab(ws, stamp, scale)
 else:
     default = labels[:2]
     st.session_state.setdefault(K_RUNS, default)
@@ -137,7 +115,7 @@ else:
     other_stamp = picked[chosen.index(other)]
     c_claim, c_csv = st.columns([1, 3], vertical_alignment="bottom")
     with c_claim:
-        uc.pair_claim(ws, ur.load_run(picked[base]), ur.load_run(other_stamp), lambda: ur.pair(picked[base], other_stamp),
+        uc.pair_claim(ws, ur.run_head(picked[base]), ur.run_head(other_stamp), lambda: ur.pair(picked[base], other_stamp),
                       key="results.claim_pair")
     with c_csv:
         uc.paired_downloads(uc.paired_frame(picked[base], other_stamp), f"paired_{other}_vs_{base_label}", key="results.paired")

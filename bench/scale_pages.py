@@ -23,8 +23,9 @@ text); ``gt`` (first open, add a K); ``trace`` (one restaurant by link); ``runs`
 restaurants); ``results`` (the
 run with the most samples in the workspace; ``runs import`` of a file made from the GT file when
 there is no run over every restaurant: ``--make-run``). ``label_review`` is played only when asked
-for (``--pages label_review``): the scale workspaces hold no label store, and without a rater the
-page is not in the navigation (AppTest then runs Home).
+for (``--pages label_review --rater CODE``): the scale workspaces hold no label store (make one with
+``labels import-reviews``, and ``labels role CODE admin``), and without a rater the page is not in
+the navigation (AppTest then runs Home).
 
 With ``--baseline DIR`` (another checkout that stays put) each page is played by that checkout
 just before ours, on the same workspace and under the same load.
@@ -114,9 +115,24 @@ def _steps(page: str, ws_root: Path) -> list[Step]:
     if page == "results":
         run = _biggest_run(ws_root)
         return [("Results: open (largest run)", link("app_pages/results.py", run=run or "")),
-                ("Results: only incorrect", lambda at: at.selectbox(key="results.correct").set_value("incorrect"))]
-    if page == "label_review":
-        return [("Label review: open", lambda at: at.switch_page("app_pages/label_review.py"))]
+                ("Results: only incorrect", lambda at: at.selectbox(key="results.correct").set_value("incorrect")),
+                ("Results: next page of restaurants", lambda at: at.button(key="results.sample_page.next").click()),
+                ("Results: another restaurant's drilldown", lambda at: at.selectbox(key="results.business_id").set_value(
+                    at.selectbox(key="results.business_id").options[3].rsplit("(", 1)[1][:-1])),  # "name (business_id)"
+                ("Results: claim of another metric", lambda at: at.selectbox(key="results.claim.choice").set_value("accuracy")),
+                ("Results: compare runs", lambda at: at.radio(key="results.mode").set_value("Compare runs")),
+                ("Results: compare, list newly fixed", lambda at: at.selectbox(key="results.bucket").set_value("newly fixed"))]
+    if page == "label_review":  # as the rater of --rater (an adjudicator or admin: ``labels role CODE admin``)
+        def review(at: Any) -> Any:  # a first run signs the rater in (not timed); AppTest switches pages only after one
+            at.query_params.update(rater=os.environ.get("BENCH_RATER", ""))
+            at.run()
+            return at.switch_page("app_pages/label_review.py")
+
+        def section(name: str) -> Callable[[Any], Any]:
+            return lambda at: at.get("button_group")[0].set_value(name)  # the "Section" segmented control
+
+        return [("Label review: open", review), ("Label review: rerun (nothing changed)", lambda at: at),
+                *[(f"Label review: {name}", section(name)) for name in ("Disagreements", "Agreement", "Export")]]
     raise SystemExit(f"unknown page {page}")
 
 
@@ -196,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", help="another checkout, played on the same workspace just before ours")
     parser.add_argument("--make-run", action="store_true", help="runs import a run over every restaurant first")
     parser.add_argument("--json", help="write every figure here")
+    parser.add_argument("--rater", default="", help="label_review: the rater code the page is opened as (?rater=)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--workspace", help=argparse.SUPPRESS)
     parser.add_argument("--checkout", help=argparse.SUPPRESS)
@@ -203,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child, Path(args.workspace), args.passes, Path(args.checkout or ROOT))
         return 0
+    os.environ["BENCH_RATER"] = args.rater  # the children inherit it
     sizes = [int(s) for s in args.sizes.split(",")]
     checkouts = ([("before", Path(args.baseline))] if args.baseline else []) + [("after", ROOT)]
     figures: dict[str, Any] = {}

@@ -80,14 +80,28 @@ def stamped(path: Path, kind: str, compute: Callable[[], Any], *, context: str =
     return value
 
 
-def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], *, context: str = "") -> tuple[Any, Any]:
+def frame_path(path: Path, kind: str) -> Path:
+    """The hidden Parquet copy :func:`stamped_frame` keeps beside ``path``.
+
+    >>> frame_path(Path("/w/runs/r/results.json"), "view")
+    PosixPath('/w/runs/r/.results.json.view.parquet')
+    """
+    return path.with_name(f".{path.name}.{kind}.parquet")
+
+
+def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], *, context: str = "",
+                  row_group_size: int | None = None) -> tuple[Any, Any]:
     """(frame, extra) that ``compute()`` gives for ``path`` as it is now: a polars frame kept as
-    Parquet beside the file (``.{name}.{kind}.parquet``) and a JSON value (``extra``) in
+    Parquet beside the file (:func:`frame_path`) and a JSON value (``extra``) in
     :func:`memo_path`, read from there while the file's stamp and ``context`` are unchanged and the
-    Parquet file is the one written with them (its own stamp is recorded)."""
+    Parquet file is the one written with them (its own stamp is recorded).
+
+    ``row_group_size``: write row groups of that many rows with their statistics, so that a reader
+    filtering a sorted column (:func:`stamped_rows`) reads only the groups that can hold its rows.
+    """
     import polars as pl  # deferred: core.base stays free of polars for the commands that never need it
 
-    data = path.with_name(f".{path.name}.{kind}.parquet")
+    data = frame_path(path, kind)
     before, memo, held = _kept(path, kind, context)
     if before is None:
         return compute()
@@ -98,7 +112,23 @@ def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]],
     with contextlib.suppress(OSError):
         if _may_write(path, before):
             with atomic_path(data, suffix=".parquet") as tmp:
-                frame.write_parquet(tmp, statistics=False)
+                frame.write_parquet(tmp, statistics=row_group_size is not None, row_group_size=row_group_size)
             write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context,
                                      "value": {"data": _stamp(data), "extra": extra}})
     return frame, extra
+
+
+def stamped_rows(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], column: str, value: Any, *,
+                 context: str = "", row_group_size: int | None = None) -> Any:
+    """The rows of :func:`stamped_frame`'s frame whose ``column`` equals ``value``, read from the kept
+    Parquet copy by row group (its statistics skip the others) when it is current, else from the
+    frame computed (and kept) now."""
+    import polars as pl  # deferred, as in stamped_frame
+
+    before, _memo, held = _kept(path, kind, context)
+    data = frame_path(path, kind)
+    with contextlib.suppress(Exception):  # no copy, a stale or damaged one: compute
+        if before is not None and held is not None and held["value"]["data"] == _stamp(data):
+            return pl.scan_parquet(data).filter(pl.col(column) == value).collect()
+    frame, _extra = stamped_frame(path, kind, compute, context=context, row_group_size=row_group_size)
+    return frame.filter(pl.col(column) == value)

@@ -107,7 +107,7 @@ def incidents_line(facts: Mapping[str, Any] | None) -> str:
     inc = (facts or {}).get("incidents")
     if not inc:
         return "incidents: unknown (the run's samples are not at hand)"
-    claimed = (f"{inc['claimed']} incident{'' if inc['claimed'] == 1 else 's'} claimed" if inc.get("structured", 1)
+    claimed = (f"{inc['claimed']:,} incident{'' if inc['claimed'] == 1 else 's'} claimed" if inc.get("structured", 1)
                else "no incident claimed (no answer carries an evidence list)")
     if inc.get("gt_total") is None:
         return f"{claimed}; GT lists no incidents (verdicts only): none can be checked"
@@ -124,15 +124,17 @@ def incidents_short(facts: Mapping[str, Any] | None) -> str:
     '3 claimed · 2 of 5 found'
     >>> incidents_short({"incidents": {"claimed": 0, "found": 0, "gt_total": None, "structured": 0}})
     'no evidence · GT lists none'
+    >>> incidents_short({"incidents": {"claimed": 1200, "found": 0, "gt_total": 16709, "gt_total_exact": True}})
+    '1,200 claimed · 0 of 16,709 found'
     """
     inc = (facts or {}).get("incidents")
     if not inc:
         return "unknown"
-    claimed = f"{inc['claimed']} claimed" if inc.get("structured", 1) else "no evidence"
+    claimed = f"{inc['claimed']:,} claimed" if inc.get("structured", 1) else "no evidence"
     if inc.get("gt_total") is None:
         return f"{claimed} · GT lists none"
-    of = inc["gt_total"] if inc.get("gt_total_exact", True) else f"≥ {inc['gt_total']}"
-    return f"{claimed} · {inc['found']} of {of} found"
+    of = f"{inc['gt_total']:,}" if inc.get("gt_total_exact", True) else f"≥ {inc['gt_total']:,}"
+    return f"{claimed} · {inc['found']:,} of {of} found"
 
 
 def _pct(v: float | None) -> str:

@@ -73,7 +73,7 @@ def verdict_scale(policy: Policy) -> tuple[str, ...]:
 def _number(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, int | float):
         return None
-    return None if np.isnan(x) else float(x)
+    return None if x != x else float(x)  # x != x: NaN (np.isnan's answer, without its per-call cost)
 
 
 def _trace_total(sample: Mapping[str, Any]) -> float | None:
@@ -92,11 +92,12 @@ def ranking_scores(samples: Sequence[Mapping[str, Any]], scale: Sequence[str]) -
     ``scoring_trace.total_score``, else the verdict ordinal (ties). A sample without that
     number scores 0.0 (as xnot scores a missing prediction).
     """
-    candidates = [
-        [_number(s.get("risk_score")) for s in samples],
-        [_trace_total(s) for s in samples],
-    ]
-    for source, values in zip(RANKING_SOURCES, candidates, strict=False):
+    candidates = (  # the second is read only when no sample has the first (a run of 10⁵ samples)
+        lambda: [_number(s.get("risk_score")) for s in samples],
+        lambda: [_trace_total(s) for s in samples],
+    )
+    for source, read in zip(RANKING_SOURCES, candidates, strict=False):
+        values = read()
         if any(v is not None for v in values):
             missing = sum(v is None for v in values)
             return np.array([0.0 if v is None else v for v in values]), {"source": source, "n_missing": missing}

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import polars as pl
 
 from core.base.highlight import marked_html
@@ -78,21 +79,26 @@ def pr_curves(scored: Mapping[str, Any]) -> pl.DataFrame:
     """
     scale = _scale(scored)
     samples = _judged(scored)
-    frames = []
-    if samples:
-        y_true = verdict_ordinals([s["gt_verdict"] for s in samples], scale)
-        y_score, _ = ranking_scores(samples, scale)
-        for level in range(1, len(scale)):
-            y = y_true >= level
-            if 0 < y.sum() < len(y):
-                # deferred: heavy optional import (~1.2 s), only needed when a PR curve is computed
-                from sklearn.metrics import precision_recall_curve
+    if not samples:
+        return pl.DataFrame(schema=PR_SCHEMA)
+    y_score, _ = ranking_scores(samples, scale)
+    return pr_points(verdict_ordinals([s["gt_verdict"] for s in samples], scale), y_score, scale)
 
-                p, r, _ = precision_recall_curve(y, y_score)
-                # scikit-learn lists thresholds ascending (recall descending); reversed, a tie of recall
-                # comes highest precision first, which is the precision AP gives the interval before it.
-                frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "point": range(len(r)),
-                                            "recall": r[::-1], "precision": p[::-1]}))
+
+def pr_points(y_true: np.ndarray, y_score: np.ndarray, scale: Sequence[str]) -> pl.DataFrame:
+    """:func:`pr_curves` of the judged samples' GT ordinals and ranking scores (a run's columns)."""
+    frames = []
+    for level in range(1, len(scale)):
+        y = y_true >= level
+        if 0 < y.sum() < len(y):
+            # deferred: heavy optional import (~1.2 s), only needed when a PR curve is computed
+            from sklearn.metrics import precision_recall_curve
+
+            p, r, _ = precision_recall_curve(y, y_score)
+            # scikit-learn lists thresholds ascending (recall descending); reversed, a tie of recall
+            # comes highest precision first, which is the precision AP gives the interval before it.
+            frames.append(pl.DataFrame({"threshold": f"≥ {scale[level]}", "point": range(len(r)),
+                                        "recall": r[::-1], "precision": p[::-1]}))
     if not frames:
         return pl.DataFrame(schema=PR_SCHEMA)
     return pl.concat(frames).cast(PR_SCHEMA)  # type: ignore[arg-type]

@@ -48,7 +48,10 @@ class ScoredRun:
 
 def answers_sha256(results: Mapping[str, Any]) -> str:
     """sha256 of what a run answered (per restaurant: verdict, risk score, parsed answer, error),
-    whatever it was scored against: the input of a claim about the run."""
+    whatever it was scored against: the input of a claim about the run. A run's head without its
+    samples (:func:`core.runs.view.head_of`) carries it, computed while they were at hand."""
+    if "results" not in results and isinstance(results.get("answers_sha256"), str):
+        return str(results["answers_sha256"])
     rows = sorted(([str(s.get("business_id")), s.get("verdict"), s.get("risk_score"), s.get("parsed"), s.get("error")]
                    for s in results.get("results") or []), key=lambda r: r[0])
     return hashlib.sha256(orjson.dumps(canonical(rows), option=orjson.OPT_SORT_KEYS)).hexdigest()

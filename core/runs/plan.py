@@ -207,8 +207,8 @@ def short_warning(config: RunConfig, n_reviews: pl.Series) -> list[str]:
     if not short:
         return []
     most = int(n_reviews.max() or 0)  # type: ignore[arg-type]  # an Int64 series: an int
-    return [f"K={config.k} is above the reviews stored for {short} of {len(n_reviews)} restaurants "
-            f"(most stored: {most}); they use the reviews they have"]
+    return [f"K={config.k} is above the reviews stored for {short:,} of {len(n_reviews):,} restaurants "
+            f"(most stored: {most:,}); they use the reviews they have"]
 
 
 def load_samples(ws: Workspace, config: RunConfig) -> tuple[list[RestaurantInput], list[str]]:

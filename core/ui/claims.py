@@ -19,7 +19,8 @@ from core.base.errors import UnknownNameError, WorkbenchError
 from core.release import claims
 from core.release.claim_check import CHANGED, HOLDS, check_claim, gt_claim, paired_claim, score_claim
 from core.release.links import base_url
-from core.release.run_figures import paired_table, samples_frame
+from core.release.run_figures import paired_table
+from core.runs import view as rv
 from core.ui import hosting
 from core.ui.text import show
 from core.workspace import Workspace
@@ -120,4 +121,4 @@ def paired_frame(base: tuple, other: tuple) -> pl.DataFrame:
     # deferred: core.ui.results imports this module (the claim button sits on Results)
     from core.ui import results as ur
 
-    return paired_table(samples_frame(ur.load_run(base)), samples_frame(ur.load_run(other)))
+    return paired_table(rv.samples_frame(ur.run_view(base)), rv.samples_frame(ur.run_view(other)))

@@ -3,6 +3,7 @@ export, raters). The page picks the project and the section and calls :func:`sho
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
@@ -177,10 +178,10 @@ def show_disagreements(c: Context) -> None:
         return
     summary = consensus.consensus_summary(frame)
     m = st.columns(4)
-    m[0].metric("Need discussion", summary[consensus.NEEDS_DISCUSSION])
-    m[1].metric("Adjudicated", summary["adjudicated"])
-    m[2].metric("Agreed (mean)", summary["calculated"])
-    m[3].metric("Stale adjudications", summary["stale_adjudications"])
+    m[0].metric("Need discussion", f"{summary[consensus.NEEDS_DISCUSSION]:,}")
+    m[1].metric("Adjudicated", f"{summary['adjudicated']:,}")
+    m[2].metric("Agreed (mean)", f"{summary['calculated']:,}")
+    m[3].metric("Stale adjudications", f"{summary['stale_adjudications']:,}")
     titles = reports.items_frame(c.store, c.project, frame["item_id"].to_list()).select("item_id", "prompt_title")
     queue = consensus.disagreement_queue(frame).join(titles, on="item_id", how="left", maintain_order="left")
     rows = queue.to_dicts()
@@ -266,6 +267,18 @@ def _metric(col, label: str, value: float, lo: float, hi: float, band: str, help
     col.caption(f"95% CI [{num(lo)}, {num(hi)}] · {band}")
 
 
+def _ratings_digest(frame: pl.DataFrame) -> str:
+    """A digest of the ratings shown (every column of every row): the agreement's cache key."""
+    return hashlib.blake2b(frame.serialize(), digest_size=16).hexdigest()
+
+
+@st.cache_data(max_entries=16, show_spinner="Bootstrapping the agreement statistics…")
+def _agreement(digest: str, threshold: float, n_boot: int, _frame: pl.DataFrame) -> dict[str, Any]:
+    """:func:`core.labeling.agreement.agreement_report` of the ratings ``digest`` names (1,000
+    resamples of 6,000 ratings take about a second: once per ratings and options, not per rerun)."""
+    return agreement.agreement_report(_frame, threshold=threshold, n_boot=n_boot)
+
+
 def show_agreement(c: Context) -> None:
     frame = reports.ratings_frame(c.store, c.project, include_models=c.include_models)
     c1, c2, _ = st.columns([1, 1, 3])
@@ -277,8 +290,7 @@ def show_agreement(c: Context) -> None:
     view = (c.project.name, c.include_models, st.session_state[K_BINS], st.session_state[K_BOOT], frame.height)
     if not hosting.view_allowed("bootstrap", view):
         return
-    rep = agreement.agreement_report(frame, threshold=float(st.session_state[K_BINS]),
-                                     n_boot=int(st.session_state[K_BOOT]))
+    rep = _agreement(_ratings_digest(frame), float(st.session_state[K_BINS]), int(st.session_state[K_BOOT]), frame)
     st.caption(f"{rep['n_ratings']:,} ratings of {rep['n_items']:,} items by {rep['n_raters']} raters; "
                f"{rep['n_items_multi']:,} items have ≥ 2 raters. Each rater's first rating per item counts.")
     a, icc, b = rep["alpha"], rep["icc"], rep["binned"]

@@ -76,7 +76,7 @@ def gt_section(ws: Workspace, db: Database) -> pl.DataFrame | None:
         order = [v for v in scale if v in dist] + [v for v in dist if v not in scale]
         rows.append({"file": f["name"], "layout": f["layout"], "definition": f["definition"],
                      "K": "all" if f["k"] is None else str(f["k"]), "restaurants": f["n_restaurants"],
-                     "verdicts (lowest first)": " / ".join(f"{v} {dist[v]}" for v in order) or "—",
+                     "verdicts (lowest first)": " / ".join(f"{v} {dist[v]:,}" for v in order) or "—",
                      "imported": "yes" if f["imported"] else ""})
     return pl.DataFrame(rows)
 

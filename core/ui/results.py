@@ -37,6 +37,8 @@ from core.metrics import badges, score_results
 from core.metrics import views as mv
 from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores
 from core.metrics.score import resolve_policy, sample_table
+from core.release.run_figures import answers_sha256
+from core.runs import view as rv
 from core.runs.records import (
     history,
     load_results,
@@ -46,6 +48,7 @@ from core.runs.records import (
     spec_fallback,
 )
 from core.runs.rescore import gt_status, lineage_of, rescore_run, status_line
+from core.runs.view import RunView
 from core.ui import hosting, ownership
 from core.ui.text import safe, show
 from core.workspace import Workspace
@@ -71,13 +74,44 @@ def shown_stamps(ws: Workspace, stamps: tuple[Stamp, ...]) -> tuple[Stamp, ...]:
     return tuple(s for s in stamps if Path(s[0]).parent.name in shown)
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
-def load_run(stamp: Stamp) -> dict[str, Any]:
-    """The scored run of one results.json (read once per stamp; never mutate the returned dict)."""
+def _scored(stamp: Stamp) -> dict[str, Any]:
     payload = load_results(stamp[0])
     if payload.get("unified_scores") is None:  # scored with its policy as in force in its workspace
         ws = Workspace(Path(stamp[0]).parents[2])  # runs/{run_id}/results.json
         payload = score_results(payload, policy=resolve_policy(payload.get("policy_id"), ws))
+    return payload
+
+
+def _pins(scored: Any) -> dict[str, Any]:
+    return {"answers_sha256": answers_sha256(scored)}
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def run_view(stamp: Stamp) -> RunView:
+    """The one-run view of a results.json (:func:`core.runs.view.run_view`: its head and one row per
+    sample, kept beside the file; read once per stamp, never mutate what it returns)."""
+    return rv.run_view(Path(stamp[0]), lambda: _scored(stamp), _pins)
+
+
+def run_head(stamp: Stamp) -> dict[str, Any]:
+    """The run's fields without its samples (:func:`core.runs.view.head_of`; never mutate it)."""
+    return run_view(stamp).head
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def run_sample(stamp: Stamp, business_id: str) -> dict[str, Any]:
+    """One sample of the run as :func:`core.metrics.views.sample_detail` reads it (the head with that
+    sample and its SPEC §5.2 row), from the kept detail copy."""
+    sample, row = rv.run_sample(Path(stamp[0]), business_id, lambda: _scored(stamp))
+    return rv.one_sample_run(run_head(stamp), sample, row)
+
+
+@st.cache_resource(max_entries=512, show_spinner=False)
+def load_run(stamp: Stamp) -> dict[str, Any]:
+    """The scored run of one results.json with every sample (read once per stamp; never mutate the
+    returned dict): only for what needs them all and is asked for (GT noise, a rescore's before and
+    after); the page's views read :func:`run_view`."""
+    payload = _scored(stamp)
     # A run is ~10⁵ small JSON objects that live as long as the cache: move them out of the cyclic
     # GC's generations, or every full collection walks all loaded runs (300+ ms pauses with 50 runs).
     # JSON has no reference cycles, so reference counting still frees a run the cache evicts.
@@ -85,13 +119,15 @@ def load_run(stamp: Stamp) -> dict[str, Any]:
     return payload
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def run_frames(stamp: Stamp) -> dict[str, pl.DataFrame]:
-    """Every table of the one-run view."""
-    r = load_run(stamp)
-    return {"headline": mv.headline(r), "thresholds": mv.thresholds(r), "pr": mv.pr_curves(r),
-            "components": mv.components(r), "confusion": mv.confusion(r), "consistency": mv.consistency(r),
-            "samples": mv.samples(r)}
+    """Every table of the one-run view (held, not copied per rerun: 150,000-row frames pickle in
+    0.1–0.9 s; polars frames are never changed in place, and the page must not)."""
+    view = run_view(stamp)
+    r = view.head
+    return {"headline": mv.headline(r), "thresholds": mv.thresholds(r), "pr": rv.pr_curves(view),
+            "components": mv.components(r), "confusion": rv.confusion(view), "consistency": rv.consistency(view),
+            "samples": rv.samples(view)}
 
 
 STATUS_HELP = ("✓ above the 75 % target (accuracy: and above the majority-class baseline); ✗ at or below it; "
@@ -102,7 +138,7 @@ STATUS_HELP = ("✓ above the 75 % target (accuracy: and above the majority-clas
 def headline_notes(stamp: Stamp) -> dict[str, Any]:
     """What the headline shows beside the scores: the majority-class baseline, the incidents claimed
     and found, a line per degenerate score, and an amos spec fallback (plain text, from data)."""
-    run = load_run(stamp)
+    run = run_head(stamp)
     facts = badges.facts_of(run)
     major = (facts or {}).get("majority") or {}
     baseline = (f"majority baseline {100 * major['share']:.1f}% ({major['verdict']})" if major.get("share") is not None
@@ -120,15 +156,15 @@ def chart_spec(kind: str, key: tuple, build: Any) -> dict:
 @st.cache_data(max_entries=2048, show_spinner=False)
 def summary(stamp: Stamp) -> dict[str, Any]:
     """The headline fields of a run: its summary.json when written for this results.json, else
-    taken from the run itself (read and cached by :func:`load_run`)."""
+    taken from the run's head (:func:`run_head`)."""
     found = read_run_summary(stamp[0], stamp[2], stamp[1])
-    return found if found is not None else run_summary(load_run(stamp))
+    return found if found is not None else run_summary(run_head(stamp))
 
 
 @st.cache_resource(max_entries=512, show_spinner=False)
 def run_table(stamp: Stamp) -> SampleTable:
     """Per-restaurant counts of a run, for paired differences (read-only)."""
-    return sample_table(load_run(stamp))
+    return rv.table_for_bootstrap(run_view(stamp))
 
 
 @st.cache_resource(max_entries=1024, show_spinner=False)
@@ -166,7 +202,7 @@ def comparison(stamps: tuple[Stamp, ...], baseline: int, n_boot: int = 1000) -> 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def buckets(base: Stamp, other: Stamp) -> pl.DataFrame:
-    return mv.buckets(load_run(base), load_run(other))
+    return rv.buckets(run_view(base), run_view(other))
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -195,9 +231,11 @@ def trace_link(run: dict[str, Any], business_id: str) -> str:
     return "/trace?" + urllib.parse.urlencode(trace_query(run, business_id))
 
 
-def show_drilldown(run: dict[str, Any], business_id: str, db: Database, root: str) -> None:
-    """One restaurant of a run: verdicts, evidence, GT incidents, reviews with snippets, raw response."""
-    sample = next(s for s in run["results"] if str(s.get("business_id")) == business_id)
+def show_drilldown(stamp: Stamp, business_id: str, db: Database, root: str) -> None:
+    """One restaurant of a run: verdicts, evidence, GT incidents, reviews with snippets, raw response
+    (the run's head and that one sample: :func:`run_sample`)."""
+    run = run_sample(stamp, business_id)
+    sample = run["results"][0]
     ids = tuple(sorted({str(e.get("review_id")) for e in (sample.get("parsed") or {}).get("evidences") or []
                         if isinstance(e, dict)}))
     texts = review_texts(db, root, (run.get("config") or {}).get("dataset"), ids)
@@ -292,18 +330,18 @@ def _gt_inputs_key(ws: Any, run: dict[str, Any]) -> str:
 
 @st.cache_data(max_entries=1024, show_spinner=False)
 def _gt_status(root: str, stamp: Stamp, inputs_key: str) -> dict[str, Any]:
-    return gt_status(Workspace(Path(root)), load_run(stamp), Path(stamp[0]).parent)
+    return gt_status(Workspace(Path(root)), run_head(stamp), Path(stamp[0]).parent)
 
 
 def run_gt_status(ws: Any, stamp: Stamp) -> dict[str, Any]:
     """The run's :func:`core.runs.rescore.gt_status`, computed again when the run or its GT's inputs change."""
-    return _gt_status(str(ws.root), stamp, _gt_inputs_key(ws, load_run(stamp)))
+    return _gt_status(str(ws.root), stamp, _gt_inputs_key(ws, run_head(stamp)))
 
 
 def gt_panel(ws: Any, stamp: Stamp) -> None:
     """Which GT the run was scored against (every tab of the run concerns it); when it is stale, why,
     with "Rescore against current GT"; after a rescore, the scores before and after."""
-    run = load_run(stamp)
+    run = run_head(stamp)
     status = run_gt_status(ws, stamp)
     st.text(status_line(status, stale_hint=None))  # text from files: shown as text, never markdown
     if status["stale"]:
@@ -350,7 +388,7 @@ def _before_after(stamp: Stamp, earlier: str) -> pl.DataFrame:
 
 def before_after(ws: Any, stamp: Stamp) -> None:
     """The run's scores against the GT it had before its latest rescore and against its GT now."""
-    run = load_run(stamp)
+    run = run_head(stamp)
     folder = Path(stamp[0]).parent
     earlier = history(folder)[-1] / "results.json"
     old = lineage_of(load_results(earlier)) or {}
@@ -367,7 +405,7 @@ def compare_gt_note(ws: Any, picked: tuple[Stamp, ...], labels: list[str]) -> No
     """Each run's GT when the compared runs were scored against different GTs or K, and what that
     does to the comparison (only restaurants whose GT verdict agrees are paired)."""
     statuses = [run_gt_status(ws, s) for s in picked]
-    ks = {load_run(s).get("k") for s in picked}
+    ks = {run_head(s).get("k") for s in picked}
     versions = {s["version"] for s in statuses}
     if len(versions) == 1 and len(ks) == 1:
         show(st.caption, "All {n} runs were scored against the same GT: {gt}", n=len(picked), gt=statuses[0]["description"])
@@ -375,7 +413,7 @@ def compare_gt_note(ws: Any, picked: tuple[Stamp, ...], labels: list[str]) -> No
     st.warning("These runs were scored against different GTs" + (" and K" if len(ks) > 1 else "") + ": paired "
                "differences, newly failing / fixed and every *real* use only the restaurants whose GT verdict is the "
                "same in both runs (rescore them against one GT to compare every restaurant).", icon=":material/rule:")
-    st.dataframe(pl.DataFrame({"run": labels, "K": [load_run(s).get("k") for s in picked],
+    st.dataframe(pl.DataFrame({"run": labels, "K": [run_head(s).get("k") for s in picked],
                                "GT version": [s["version"] for s in statuses],
                                "GT": [s["description"].split(" · version ")[0] for s in statuses],
                                "stale": ["; ".join(s["stale_reasons"]) or None for s in statuses]}),

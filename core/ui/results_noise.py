@@ -15,7 +15,7 @@ from core.ground_truth.views import certainty
 from core.runs import gt_noise
 from core.ui import audit_cache
 from core.ui.cache import _digest, data_key
-from core.ui.results import Stamp, load_run
+from core.ui.results import Stamp, load_run, run_head
 from core.ui.text import safe
 from core.workspace import Workspace
 
@@ -74,7 +74,7 @@ def _interval(iv: dict[str, Any] | None) -> str:
 
 def run_section(ws: Workspace, stamp: Stamp) -> None:
     """One run: ordinal AUPRC and accuracy with the bootstrap and the GT-noise 95 % intervals."""
-    run = load_run(stamp)
+    run = run_head(stamp)
     try:
         key = gt_noise.gt_key(run)
     except WorkbenchError as exc:
@@ -106,8 +106,7 @@ def run_section(ws: Workspace, stamp: Stamp) -> None:
 
 def compare_section(ws: Workspace, picked: tuple[Stamp, ...], labels: list[str], base: int) -> None:
     """Compare runs: does each run's difference from the baseline survive the GT noise?"""
-    runs = [load_run(s) for s in picked]
-    key = gt_noise.same_gt(runs)
+    key = gt_noise.same_gt([run_head(s) for s in picked])
     st.markdown("**Against GT noise**")
     if key is None:
         st.caption("GT noise compares runs scored against one computed GT (same dataset, task, definition, judge "
