@@ -9,7 +9,7 @@ and per-restaurant counts the bootstrap resamples) and, for the drilldown, one s
 and read by row group). They are kept as ``.results.json.view.parquet`` (with the head in
 ``.results.json.view.json``) and ``.results.json.detail.parquet`` by
 :func:`core.base.memo.stamped_frame`; every figure is the one the scored dict gives
-(``tests/core/runs/test_view.py`` compares them).
+(``tests/core/test_runs_view.py`` compares them).
 """
 
 from __future__ import annotations
