@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="seconds between batch polls")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
     p.add_argument("--timeout", type=float, help="seconds per request attempt (default $WORKBENCH_LLM_TIMEOUT or 60)")
-    p.add_argument("--max-retries", type=int, help="client retries on 429/5xx/timeouts (default 3)")
+    p.add_argument("--max-retries", type=int, help="retries on 429/5xx/timeouts/connection errors (default $WORKBENCH_LLM_MAX_RETRIES or 3)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the workspace's LLM response cache")
     p.add_argument("--low-confidence", type=float, metavar="THRESHOLD",
                    help="list ensemble judgments with a field's confidence below THRESHOLD (no judging)")
@@ -56,28 +56,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _factories(args: argparse.Namespace) -> tuple[Any, Any]:
-    """(openai judge factory, batch judge factory) sharing one client and the workspace cache."""
+    """(openai judge factory, batch judge factory) with the endpoint options and the workspace cache."""
     # deferred: only the `judge` command needs it (CLI start-up)
     from core.judgments.judges.openai_judge import OpenAIJudge
-    from core.llm import make_client, workspace_cache
+    from core.llm import workspace_cache
     from core.tasks import get_task
 
-    shared: dict[str, Any] = {}
-
-    def client() -> Any:
-        if "client" not in shared:
-            shared["client"] = make_client(base_url=args.base_url, timeout=args.timeout, max_retries=args.max_retries)
-        return shared["client"]
-
     cache = None if args.no_cache else workspace_cache(args.workspace)
+    endpoint = {"base_url": args.base_url, "timeout": args.timeout, "max_retries": args.max_retries, "cache": cache}
 
     def openai_judge(task: Any, *, model: str | None = None, seed: int | None = None) -> OpenAIJudge:
-        return OpenAIJudge(task, model=model or args.model, seed=seed, temperature=args.temperature,
-                           client=client(), cache=cache)
+        return OpenAIJudge(task, model=model or args.model, seed=seed, temperature=args.temperature, **endpoint)
 
     def batch_judge(task_id: str, entry: dict[str, Any]) -> OpenAIJudge:
         return OpenAIJudge(get_task(task_id, args.workspace), model=entry["model"], seed=entry.get("seed"),
-                           temperature=entry.get("temperature"), judge_id=entry["judge"], client=client(), cache=cache)
+                           temperature=entry.get("temperature"), judge_id=entry["judge"], **endpoint)
 
     return openai_judge, batch_judge
 

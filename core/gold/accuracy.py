@@ -46,7 +46,7 @@ class AccuracyContext:
 
     questions: Sequence[str] = ()
     reference: Sequence[str] | None = None  # the set's expected outputs (tfidf's fit); default: expected
-    llm: Any = None  # core.llm.LLM for llm-judge
+    llm: Any = None  # core.llm.SyncLLM for llm-judge
     embedder: Any = None  # an Embedder for embedding
     progress: Progress = no_progress
 

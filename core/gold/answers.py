@@ -64,7 +64,7 @@ def read_answers_file(path: str | Path, items: Sequence[GoldItem]) -> dict[str, 
 
 
 def model_answers(items: Sequence[GoldItem], llm: Any, *, progress: Progress = no_progress) -> dict[str, Answer]:
-    """Ask ``llm`` (a :class:`core.llm.LLM`) each item's system and user messages.
+    """Ask ``llm`` (a :class:`core.llm.SyncLLM`) each item's system and user messages.
 
     Answers come from the LLM's cache when it has them (a rerun after a kill repeats no finished
     call); a call that fails once the client's retries are spent is recorded on its sample.

@@ -1,7 +1,8 @@
 """One evaluation end to end: load the set, get the answers, score, build the report.
 
 Shared by ``python -m core gold eval`` and the Gold page. LLM access goes through
-:mod:`core.llm` (``make_client`` and :class:`core.llm.LLM` with the workspace's response cache).
+:mod:`core.llm` (:class:`core.llm.SyncLLM` over :class:`core.llm.AsyncLLM`, the client of runs and
+judges, with the workspace's response cache).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from core.gold.answers import Answer, expected_answers, model_answers, read_answ
 from core.gold.items import GoldItem, load_gold_files
 from core.gold.report import evaluate
 from core.gold.scoring import GoldConfig
-from core.llm import LLM, make_client, workspace_cache
+from core.llm import AsyncLLM, SyncLLM, endpoint_options, workspace_cache
 from core.workspace import Workspace
 
 SOURCES = ("expected", "answers", "model")
@@ -50,9 +51,12 @@ class EvalRequest:
         return str(self.model)
 
 
-def make_llm(ws: Workspace | None, model: str, client: Any = None) -> Any:
-    """A :class:`core.llm.LLM` for ``model`` with the workspace's response cache (temperature 0)."""
-    return LLM(client or make_client(), model, cache=workspace_cache(ws) if ws is not None else None, temperature=0)
+def make_llm(ws: Workspace | None, model: str, client: Any = None) -> SyncLLM:
+    """A :class:`core.llm.SyncLLM` for ``model`` with the workspace's response cache (temperature 0),
+    on the configured endpoint or on ``client``'s (an ``openai`` client: its base URL, key, timeout
+    and retries). Close it when done (``with``)."""
+    options = endpoint_options(client) if client is not None else {}
+    return SyncLLM(AsyncLLM(model, cache=workspace_cache(ws) if ws is not None else None, temperature=0, **options))
 
 
 def get_answers(ws: Workspace | None, items: list[GoldItem], request: EvalRequest, *, client: Any = None,
@@ -67,7 +71,8 @@ def get_answers(ws: Workspace | None, items: list[GoldItem], request: EvalReques
     if request.source == "model":
         if not request.model:
             raise ValueError("model source needs a model name")
-        return model_answers(items, make_llm(ws, request.model, client), progress=progress)
+        with make_llm(ws, request.model, client) as llm:
+            return model_answers(items, llm, progress=progress)
     raise ValueError(f"unknown answer source {request.source!r}; valid: {', '.join(SOURCES)}")
 
 
@@ -98,5 +103,9 @@ def run_evaluation(ws: Workspace | None, request: EvalRequest, *, client: Any = 
     ACCURACY_METHODS[method]  # an unknown name fails before any model is called
     answers = get_answers(ws, items, request, client=client, progress=progress)
     ctx = accuracy_context(ws, method, request.accuracy_model, client=client, progress=progress)
-    return evaluate(items, answers, request.config, model=request.label(), eval_files=request.eval_files,
-                    method=method, context=ctx, timestamp=request.timestamp)
+    try:
+        return evaluate(items, answers, request.config, model=request.label(), eval_files=request.eval_files,
+                        method=method, context=ctx, timestamp=request.timestamp)
+    finally:
+        if ctx.llm is not None:
+            ctx.llm.close()

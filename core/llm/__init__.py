@@ -1,13 +1,13 @@
-"""LLM access for judges and methods: client factory, response cache, token and cost accounting.
+"""LLM access for judges, methods, gold grading and studies: one client, the response cache,
+token and cost accounting.
 
-``make_client`` builds a real :class:`openai.OpenAI` client for any OpenAI-compatible endpoint,
-with an explicit timeout and retry count (the client retries 408/409/429/5xx and connection
-errors with backoff, honouring ``retry-after``). :class:`LLM` wraps a client and one model:
-``complete(messages, response_format=...)`` returns a :class:`Completion` with the text, the
-tokens and the cost. Answers are cached in the workspace (``cache/llm.jsonl``), keyed by the
-sha256 of (base URL, model, messages, parameters), so the same request is never paid twice; the
-async layer below (:class:`AsyncLLM`, used by methods and runs) uses the same keys, so judges and
-methods share answers.
+:class:`AsyncLLM` is the one client: one model on one OpenAI-compatible endpoint, with bounded
+concurrency, one retry policy (429/5xx/timeouts/connection errors with jittered backoff, honouring
+``retry-after``), an overall deadline per call and a cap on answer size. Runs and the LLM judge
+await it in their event loop; :class:`SyncLLM` serves synchronous callers (gold answers and
+grading, study responders) from an event loop of its own. Answers are cached in the workspace
+(``cache/llm.jsonl``), keyed by the sha256 of (base URL, model, messages, parameters), so the same
+request is never paid twice and judges and methods share answers.
 Costs come from :data:`PRICES` (USD per million tokens); the Batch API costs half.
 The API key is read from the environment (``core.base.settings``) and never printed or logged.
 """
@@ -38,19 +38,11 @@ from core.llm.calls import (
     get_endpoint,
     json_schema_format,
     max_retry_after,
+    parse_json_content,
     parse_json_loose,
     request_key,
 )
-from core.llm.client import (
-    LLM,
-    BadResponseError,
-    Completion,
-    UsageTotals,
-    cache_key,
-    describe_error,
-    make_client,
-    parse_json_content,
-)
+from core.llm.client import Completion, UsageTotals, describe_error
 from core.llm.pricing import (
     BATCH_DISCOUNT,
     DEFAULT_MAX_RETRIES,
@@ -61,6 +53,7 @@ from core.llm.pricing import (
     env_prices,
     price_for,
 )
+from core.llm.sync import SyncLLM, endpoint_options
 
 __all__ = [
     "AUTH_STATUSES",
@@ -69,7 +62,6 @@ __all__ = [
     "BACKOFF_BASE",
     "BACKOFF_MAX",
     "BATCH_DISCOUNT",
-    "BadResponseError",
     "CallResult",
     "Completion",
     "DEFAULT_MAX_RETRIES",
@@ -79,7 +71,6 @@ __all__ = [
     "Endpoint",
     "EndpointAuthError",
     "GroupCommit",
-    "LLM",
     "LLMCallError",
     "LOCAL_HOSTS",
     "MODEL",
@@ -87,17 +78,17 @@ __all__ = [
     "PRICES",
     "RETRY_STATUSES",
     "ResponseCache",
+    "SyncLLM",
     "TRANSPORT",
     "UsageTotals",
-    "cache_key",
     "cost_usd",
     "describe_error",
+    "endpoint_options",
     "endpoints",
     "env_prices",
     "estimate_tokens",
     "get_endpoint",
     "json_schema_format",
-    "make_client",
     "max_retry_after",
     "parse_json_content",
     "parse_json_loose",

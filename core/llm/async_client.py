@@ -7,11 +7,12 @@ import asyncio
 import json
 import random
 import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from core.base.errors import WorkbenchError
 from core.base.settings import env, require_writable
-from core.jobs.execution import AppendLog
+from core.jobs.execution import AppendLog, run_sync
 from core.llm.cache import ResponseCache, max_answer_bytes
 from core.llm.calls import (
     AUTH_STATUSES,
@@ -28,11 +29,14 @@ from core.llm.calls import (
     _retry_after,
     _tokens,
     get_endpoint,
+    parse_json_content,
     parse_json_loose,
     request_key,
 )
 from core.llm.client import Completion, UsageTotals, describe_error
 from core.llm.pricing import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, cost_usd
+
+R = TypeVar("R")
 
 
 class AsyncLLM:
@@ -47,6 +51,9 @@ class AsyncLLM:
         temperature, seed: sampling parameters (part of the cache key; None: not sent, the model's
             default, which some models require).
         client: an ``openai.AsyncOpenAI`` to use instead of building one.
+        api_key: the key to send (default: the endpoint's, from the environment).
+        max_tokens: upper bound on an answer's tokens (sent as ``max_completion_tokens``; not part
+            of the cache key; None: not sent).
         price: (input, output) USD per million tokens, for a model without a list price.
     """
 
@@ -65,31 +72,80 @@ class AsyncLLM:
         seed: int | None = None,
         client: Any = None,
         price: tuple[float, float] | None = None,
+        api_key: str | None = None,
+        max_tokens: int | None = None,
     ) -> None:
 
         self.model, self.endpoint, self.cache = model, endpoint or get_endpoint(None), cache
         self.timeout = timeout if timeout is not None else float(env("WORKBENCH_LLM_TIMEOUT", str(DEFAULT_TIMEOUT)))  # type: ignore[arg-type]
         self.max_retries = max_retries if max_retries is not None else int(
             env("WORKBENCH_LLM_MAX_RETRIES", str(DEFAULT_MAX_RETRIES)))  # type: ignore[arg-type]
-        self.temperature, self.seed, self.price = temperature, seed, price
+        self.temperature, self.seed, self.price, self.max_tokens = temperature, seed, price, max_tokens
         self.concurrency = max(1, int(concurrency))
         self._semaphore = asyncio.Semaphore(self.concurrency)
+        self._own_client = client is None
         if client is None:
             require_writable("call an LLM endpoint")
-            key = self.endpoint.api_key()
-            if not key:
+            self._key = api_key or self.endpoint.api_key()
+            if not self._key:
                 if not self.endpoint.is_local:
                     raise WorkbenchError(
                         f"no API key for endpoint {self.endpoint.name!r}: set {self.endpoint.key_env} "
                         "(or point OPENAI_BASE_URL at a local OpenAI-compatible server)"
                     )
-                key = "local-endpoint-no-key"
-            import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
-
-            client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=key, timeout=self.timeout, max_retries=0)
+                self._key = "local-endpoint-no-key"
+            client = self._new_client()
         self.client = client
         self.totals = UsageTotals()
         self._cache_log = AppendLog(cache.path) if cache is not None and cache.path is not None else None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _new_client(self) -> Any:
+        import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+
+        return openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=self._key, timeout=self.timeout,
+                                  max_retries=0)
+
+    def _bind(self) -> None:
+        """Use the running event loop: the semaphore, the cache's group commit and a client made
+        here are bound to one loop, so a later loop (the next :meth:`run_sync`) gets new ones."""
+        loop = asyncio.get_running_loop()
+        if loop is self._loop:
+            return
+        if self._loop is not None:
+            self._unbind()
+        self._loop = loop
+
+    def _unbind(self) -> None:
+        self._semaphore = asyncio.Semaphore(self.concurrency)
+        if self._cache_log is not None:
+            self._cache_log = AppendLog(self._cache_log.path)
+        if self._own_client:
+            self.client = self._new_client()
+        self._loop = None
+
+    def set_concurrency(self, concurrency: int) -> None:
+        """At most ``concurrency`` requests in flight from now on (set before the calls start)."""
+        self.concurrency = max(1, int(concurrency))
+        self._semaphore = asyncio.Semaphore(self.concurrency)
+
+    def run_sync(self, coro: Coroutine[Any, Any, R]) -> R:
+        """Run ``coro`` (which uses this LLM) from synchronous code in an event loop of its own; a
+        client made here is closed before that loop ends (the next loop gets a new one). For calls
+        from one thread at a time; :class:`core.llm.sync.SyncLLM` serves several threads."""
+        async def once() -> R:
+            try:
+                return await coro
+            finally:
+                await self.release()
+
+        return run_sync(once())
+
+    async def release(self) -> None:
+        """End this event loop's use: a client made here is closed (the next loop gets a new one)."""
+        if self._own_client:
+            await self.aclose()
+        self._unbind()
 
     @property
     def base_url(self) -> str:
@@ -102,6 +158,43 @@ class AsyncLLM:
     def key(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> str:
         return request_key(self.base_url, self.model, messages, self.params(response_format))
 
+    def request_body(self, messages: list[dict[str, Any]], *,
+                     response_format: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The chat-completions request body (also one line's ``body`` in a Batch API file)."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        body.update((name, value) for name, value in self.params(response_format).items() if value is not None)
+        if self.max_tokens is not None:
+            body["max_completion_tokens"] = self.max_tokens
+        return body
+
+    def cached(self, key: str) -> Completion | None:
+        """The cached answer of request ``key`` (see :meth:`key`), or None."""
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is None:
+            return None
+        prompt_tokens, completion_tokens = _tokens(hit.get("prompt_tokens")), _tokens(hit.get("completion_tokens"))
+        return Completion(hit["content"], self.model, prompt_tokens, completion_tokens,
+                          cost_usd(self.model, prompt_tokens, completion_tokens, price=self.price), cached=True)
+
+    def completion_from_body(self, body: dict[str, Any], *, batch: bool = False) -> Completion:
+        """A :class:`Completion` from a chat-completion response body (a Batch API output line)."""
+        content = (((body.get("choices") or [{}])[0] or {}).get("message") or {}).get("content") or ""
+        usage = body.get("usage") or {}
+        prompt_tokens, completion_tokens = _tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens"))
+        return Completion(content, self.model, prompt_tokens, completion_tokens,
+                          cost_usd(self.model, prompt_tokens, completion_tokens, batch=batch, price=self.price),
+                          batch=batch)
+
+    def record(self, key: str, completion: Completion, *, json_expected: bool = False) -> None:
+        """Count and cache an answer obtained outside :meth:`complete` (Batch API output); an
+        answer that should be JSON and is not is not cached (a later run asks again)."""
+        if self.cache is not None and self.cache.get(key) is None and not (
+                json_expected and parse_json_content(completion.content)[1] is not None):
+            self.cache.put(key, {"model": self.model, "base_url": self.base_url, "content": completion.content,
+                                 "prompt_tokens": completion.prompt_tokens,
+                                 "completion_tokens": completion.completion_tokens, "batch": completion.batch})
+        self.totals.add(completion)
+
     def is_cached(self, messages: list[dict[str, Any]], response_format: dict[str, Any] | None = None) -> bool:
         return self.cache is not None and self.cache.get(self.key(messages, response_format)) is not None
 
@@ -113,6 +206,7 @@ class AsyncLLM:
         """
         import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
 
+        self._bind()
         try:
             await self.client.models.list()
         except openai.APIStatusError as exc:
@@ -125,9 +219,12 @@ class AsyncLLM:
             raise LLMCallError(f"cannot reach endpoint {self.endpoint.name!r} ({self.base_url}): {describe_error(exc)}") from None
 
     async def complete(
-        self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None
+        self, messages: list[dict[str, Any]], *, response_format: dict[str, Any] | None = None,
+        strict_json: bool = False,
     ) -> CallResult:
-        """Ask the model (or the cache); parse JSON answers tolerantly.
+        """Ask the model (or the cache); parse JSON answers tolerantly. With ``strict_json`` an
+        answer that is not strict JSON (:func:`parse_json_content`) is not cached: a judge records
+        it as a parse error and a resumed run asks again.
 
         Raises:
             EndpointAuthError: the key was refused (never retried).
@@ -144,10 +241,8 @@ class AsyncLLM:
             return result
         import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
 
-        body: dict[str, Any] = {"model": self.model, "messages": messages}
-        for name, value in self.params(response_format).items():
-            if value is not None:
-                body[name] = value
+        self._bind()
+        body = self.request_body(messages, response_format=response_format)
         attempt = 0
         while True:
             attempt += 1
@@ -171,7 +266,7 @@ class AsyncLLM:
             except AnswerTooLargeError as exc:  # retrying would pay for it again
                 raise LLMCallError(str(exc), attempts=attempt, kind=MODEL) from None
             else:
-                return await self._answered(key, data, started, attempt, response_format)
+                return await self._answered(key, data, started, attempt, response_format, strict_json)
             backoff = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (attempt - 1)) * random.random()  # noqa: S311 - jitter
             await asyncio.sleep(max(wait or 0.0, backoff))
 
@@ -196,7 +291,7 @@ class AsyncLLM:
             return raw.decode("utf-8", "replace")
 
     async def _answered(self, key: str, data: Any, started: float, attempt: int,
-                        response_format: dict[str, Any] | None) -> CallResult:
+                        response_format: dict[str, Any] | None, strict_json: bool = False) -> CallResult:
         """The result of an answered call, counted and cached (a parse error is not worth keeping)."""
         if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
             # e.g. an HTML login page answered with status 200: retrying will not help
@@ -209,7 +304,8 @@ class AsyncLLM:
         usage = data.get("usage") or {}
         result = self._result(content, _tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens")),
                               latency, attempts=attempt, want_json=response_format is not None)
-        if self.cache is not None and result.parse_error is None:
+        if self.cache is not None and result.parse_error is None and not (
+                strict_json and response_format is not None and parse_json_content(content)[1] is not None):
             row = self.cache.remember(key, {"model": self.model, "base_url": self.base_url, "content": content,
                                             "prompt_tokens": result.prompt_tokens,
                                             "completion_tokens": result.completion_tokens})
@@ -238,6 +334,7 @@ class AsyncLLM:
             return [list(v) for v in json.loads(hit["content"])]
         import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
 
+        self._bind()
         attempt = 0
         while True:
             attempt += 1

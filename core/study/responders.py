@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from core.base.registry import Registry
-from core.llm import LLM, make_client, workspace_cache
+from core.llm import AsyncLLM, SyncLLM, endpoint_options, workspace_cache
 
 _MONEY = re.compile(r"(\d+(?:[.,]\d+)?)\s*€")
 
@@ -149,9 +149,10 @@ OFFLINE_MODELS.add(OfflineAdvisor("offline:advisor-agreeable", 0.5, "rule-based 
 
 @dataclass
 class LLMResponder:
-    """A model behind an OpenAI-compatible endpoint, through :class:`core.llm.LLM` (cache included)."""
+    """A model behind an OpenAI-compatible endpoint, through :class:`core.llm.SyncLLM` (cache included;
+    safe to call from several threads at once)."""
 
-    llm: Any  # core.llm.LLM
+    llm: Any  # core.llm.SyncLLM
     provider: str = "openai-compatible"
     offline: bool = False
 
@@ -168,13 +169,14 @@ def make_responder(spec: str, *, ws: Any = None, client: Any = None, temperature
                    seed: int | None = 0, max_tokens: int | None = None) -> Responder:
     """``offline:NAME`` (see :data:`OFFLINE_MODELS`) or an endpoint model id (``openai:MODEL`` or ``MODEL``).
 
-    Endpoint models use :func:`core.llm.make_client` (or ``client``) and the workspace's cache.
+    Endpoint models use :class:`core.llm.AsyncLLM` on the configured endpoint (or on ``client``'s,
+    an ``openai`` client) with the workspace's cache, through a :class:`core.llm.SyncLLM`.
     """
     if spec.startswith("offline:"):
         return OFFLINE_MODELS[spec]
 
     model = spec.removeprefix("openai:")
-    llm = LLM(client if client is not None else make_client(), model,
-              cache=workspace_cache(ws) if ws is not None else None, temperature=temperature, seed=seed,
-              max_tokens=max_tokens)
-    return LLMResponder(llm)
+    options = endpoint_options(client) if client is not None else {}
+    llm = AsyncLLM(model, cache=workspace_cache(ws) if ws is not None else None, temperature=temperature, seed=seed,
+                   max_tokens=max_tokens, concurrency=64, **options)
+    return LLMResponder(SyncLLM(llm))

@@ -102,7 +102,7 @@ WRITES = {
         ws.root / "gold" / "answers" / "x.jsonl", [], {}),
     "send answers to a labeling project": lambda ws: __import__("core.gold.send", fromlist=["x"]).send_to_labeling(
         ws, {}, report_name="r", set_name="s", project="p"),
-    "call an LLM endpoint": lambda ws: __import__("core.llm", fromlist=["x"]).make_client(api_key="sk-x"),
+    "call an LLM endpoint": lambda ws: __import__("core.llm", fromlist=["x"]).AsyncLLM("m", api_key="sk-x"),
     "import a run": lambda ws: __import__("core.runs.imports", fromlist=["x"]).import_run_file(ws, ws.root / "r.json"),
     "start a judging job": lambda ws: start_job(ws, "judge", {"dataset": "demo", "task": "G1a"}),
     "run a paid model": lambda ws: start_job(ws, "run", {"config": {"dataset": "demo", "task": "G1a", "method": "direct",

@@ -25,7 +25,7 @@ from core.gold.accuracy import (
 from core.gold.answers import model_answers
 from core.gold.evaluation import EvalRequest, make_llm, run_evaluation
 from core.gold.items import load_gold_files
-from core.llm import LLM, ResponseCache
+from core.llm import AsyncLLM, ResponseCache, SyncLLM, endpoint_options
 from tests.helpers.gold import write_small_set
 from tests.helpers.llm_server import LLMServer, llm_server, server_error, word_hash_embedding  # noqa: F401
 
@@ -119,7 +119,7 @@ def test_llm_judge_records_reasoning_and_failures(tmp_path):
     with LLMServer(_judge_responder) as server:
         server.add_faults(None, server_error(500))  # the first call fails (no retries): recorded, not fatal
         client = openai.OpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-        llm = LLM(client, "judge-model", cache=ResponseCache(tmp_path / "cache.jsonl"))
+        llm = SyncLLM(AsyncLLM("judge-model", cache=ResponseCache(tmp_path / "cache.jsonl"), **endpoint_options(client)))
         pred = [i.expected_output for i in items]
         result = ACCURACY_METHODS["llm-judge"].fn(pred, [i.expected_output for i in items],
                                                   AccuracyContext(questions=[i.question for i in items], llm=llm))

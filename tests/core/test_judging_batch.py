@@ -13,7 +13,7 @@ from core.judgments.judges.batch_records import find_batch, pending_batch_keys, 
 from core.judgments.judges.openai_judge import OpenAIJudge
 from core.judgments.judges.runner import execute_judging, plan_judging
 from core.judgments.xnot_files import read_extraction_log
-from core.llm import ResponseCache, make_client
+from core.llm import ResponseCache
 from core.tasks import get_task
 from tests.helpers.llm_server import heuristic_responder, server_error
 
@@ -21,8 +21,8 @@ MODEL = "gpt-4o-mini"
 
 
 def _judge(server, cache=None, judge_id=None, seed=None):
-    client = make_client(base_url=server.base_url, timeout=5, max_retries=0)
-    return OpenAIJudge(get_task("G1a", None), model=MODEL, client=client, cache=cache, judge_id=judge_id, seed=seed)
+    return OpenAIJudge(get_task("G1a", None), model=MODEL, base_url=server.base_url, timeout=5, max_retries=0,
+                       cache=cache, judge_id=judge_id, seed=seed)
 
 
 def _factory(server, cache=None):

@@ -19,7 +19,6 @@ from core.judgments.judges.ensemble import (
 from core.judgments.judges.heuristic import HeuristicJudge
 from core.judgments.judges.openai_judge import OpenAIJudge
 from core.judgments.judges.runner import execute_judging, plan_judging
-from core.llm import make_client
 from core.tasks import get_task
 from tests.helpers.llm_server import heuristic_responder, server_error
 
@@ -75,11 +74,11 @@ def _seeded_responder(request, key):
 
 
 def _trio(server):
-    client = make_client(base_url=server.base_url, timeout=5, max_retries=0)
     task = get_task("G1a", None)
     return build_ensemble(
         task, f"trio:openai:{MODEL}#1,openai:{MODEL}#2,openai:{MODEL}#3",
-        openai_factory=lambda task, model, seed: OpenAIJudge(task, model=model, seed=seed, client=client),
+        openai_factory=lambda task, model, seed: OpenAIJudge(task, model=model, seed=seed, base_url=server.base_url,
+                                                             timeout=5, max_retries=0),
     )
 
 
@@ -113,8 +112,7 @@ def test_weights_and_a_failing_member(workspace, judging_dataset, llm_server):
     task = get_task("G1a", None)
     llm_server.responder = lambda request, key: {"incident_severity": "mild", "account_type": "firsthand",
                                                  "safety_interaction": "none", "excerpt": ""}
-    client = make_client(base_url=llm_server.base_url, timeout=5, max_retries=0)
-    model = OpenAIJudge(task, model=MODEL, client=client)
+    model = OpenAIJudge(task, model=MODEL, base_url=llm_server.base_url, timeout=5, max_retries=0)
     judge = EnsembleJudge(task, name="mix", members=[(HeuristicJudge(task), 1.0), (model, 2.0)])
     assert judge.concurrent  # a model member makes the ensemble run review by review in threads
     llm_server.add_faults("rev-0-5", server_error())

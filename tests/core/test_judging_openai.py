@@ -21,7 +21,7 @@ from core.judgments.judges.heuristic import judge_text
 from core.judgments.judges.openai_judge import OpenAIJudge, judge_id_for
 from core.judgments.judges.runner import execute_judging, plan_judging
 from core.judgments.xnot_files import read_extraction_log
-from core.llm import ResponseCache, make_client
+from core.llm import ResponseCache
 from core.tasks import get_task
 from tests.helpers.llm_server import heuristic_responder, rate_limited, raw_content, server_error, slow
 
@@ -31,8 +31,8 @@ FIELDS = ("incident_severity", "account_type", "safety_interaction")
 
 
 def _judge(server, *, timeout: float = 5.0, max_retries: int = 2, cache=None, seed=None) -> OpenAIJudge:
-    client = make_client(base_url=server.base_url, timeout=timeout, max_retries=max_retries)
-    return OpenAIJudge(get_task("G1a", None), model=MODEL, client=client, cache=cache, seed=seed)
+    return OpenAIJudge(get_task("G1a", None), model=MODEL, base_url=server.base_url, timeout=timeout,
+                       max_retries=max_retries, cache=cache, seed=seed)
 
 
 def _run(ws, judge, *, resume=True, concurrency=4):
@@ -93,7 +93,7 @@ def test_timeout_is_a_failure_then_resume_stores_it(workspace, judging_dataset, 
     llm_server.add_faults("rev-0-3", slow(2.0), slow(2.0))
     judge = _judge(llm_server, timeout=0.3, max_retries=1)
     report = _run(workspace, judge)
-    assert len(report.failures) == 1 and "Timeout" in report.failures[0]["error"]
+    assert len(report.failures) == 1 and "within the 0.3 s deadline" in report.failures[0]["error"]  # AsyncLLM's deadline
     assert report.judged == 5
     again = _run(workspace, judge)
     assert again.judged == 1 and not again.failures

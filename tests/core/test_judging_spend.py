@@ -11,7 +11,6 @@ from core.judgments import judged_keys
 from core.judgments.judges.openai_judge import OpenAIJudge
 from core.judgments.judges.runner import execute_judging, plan_judging
 from core.judgments.judges.spend import COMPLETION_TOKENS_PER_REVIEW, judging_budget
-from core.llm import make_client
 from core.llm.budget import request_bound
 from core.tasks import get_task
 from tests.helpers.llm_server import (
@@ -23,8 +22,7 @@ MODEL = "gpt-4o-mini"  # a listed price: the local server answers any model name
 
 
 def _judge(server, model: str = MODEL) -> OpenAIJudge:
-    client = make_client(base_url=server.base_url, timeout=5.0, max_retries=0)
-    return OpenAIJudge(get_task("G1a", None), model=model, client=client)
+    return OpenAIJudge(get_task("G1a", None), model=model, base_url=server.base_url, timeout=5.0, max_retries=0)
 
 
 def test_a_capped_run_stops_before_the_cap_and_resume_finishes_without_asking_twice(
@@ -34,10 +32,12 @@ def test_a_capped_run_stops_before_the_cap_and_resume_finishes_without_asking_tw
     judge = _judge(llm_server)
     plan = plan_judging(workspace, "d", "G1a", judge, resume=True)
     bounds = [request_bound(MODEL, judge.messages(r), COMPLETION_TOKENS_PER_REVIEW) for r in plan.rows]
-    cap = sum(bounds[:5]) * 1.01  # room for about five reviews at their upper bound
+    # room for about three reviews at their upper bound (with concurrency 2, up to 2 more are reserved
+    # while in flight: the real cost, about a quarter of the bound, lets a few more through, not all 12)
+    cap = sum(bounds[:3]) * 1.01
     report = execute_judging(plan, judge, concurrency=2, max_cost=cap)
     assert report.stopped_at_cap and report.cancelled and report.max_cost_usd == cap
-    assert 5 <= report.judged < len(rows)  # the real cost is below the bound: at least the five it had room for
+    assert 3 <= report.judged < len(rows)  # the real cost is below the bound: at least the three it had room for
     assert report.usage["cost_usd"] <= cap  # never past the cap
     assert "stopped at the cap" in report.summary_text()
     first = dict(llm_server.requests_by_key)
@@ -61,8 +61,8 @@ def test_a_cap_of_zero_sends_nothing(workspace, judging_dataset, llm_server):  #
 def test_a_remote_model_without_a_price_cannot_be_capped(llm_server, monkeypatch):  # noqa: F811
     local = _judge(llm_server, model="my-own-model")
     assert judging_budget(local, 1.0) is None  # a model on this machine costs nothing
-    remote = OpenAIJudge(get_task("G1a", None), model="my-own-model",
-                         client=make_client(base_url="https://llm.example.org/v1", api_key="k"))
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    remote = OpenAIJudge(get_task("G1a", None), model="my-own-model", base_url="https://llm.example.org/v1")
     with pytest.raises(WorkbenchError, match="has no known price, so --max-cost cannot be kept"):
         judging_budget(remote, 1.0)
     assert judging_budget(remote, None) is None

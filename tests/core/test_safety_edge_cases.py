@@ -23,7 +23,7 @@ from core.ground_truth.ks import normalize_ks
 from core.labeling import assignment, export, identity, items
 from core.labeling.agreement import agreement_report
 from core.labeling.store import LabelStore, integrity_problems, open_store
-from core.llm import LLM, ResponseCache
+from core.llm import AsyncLLM, ResponseCache, SyncLLM, endpoint_options
 from core.workspace import Workspace
 from tests.helpers.clock import Clock
 from tests.helpers.safety import snapshot, write_flat
@@ -167,7 +167,7 @@ def test_low_an_endpoint_answering_html_with_200_is_a_recorded_failure(tmp_path,
         server.shutdown()
     out, err = capsys.readouterr()
     assert code == 3 and "Traceback" not in err, err
-    assert "not a chat completion" in out and "check OPENAI_BASE_URL" in out
+    assert "not a chat completion" in out and "check the endpoint's base URL" in out  # AsyncLLM's words, as in runs
 
 
 def test_low_a_key_echoed_by_the_endpoint_is_redacted(tmp_path, capsys, monkeypatch):
@@ -268,7 +268,8 @@ def test_low_an_invalid_json_answer_is_not_cached(tmp_path, llm_server):
 
     llm_server.add_faults(None, raw_content('{"a": '))
     cache = ResponseCache(tmp_path / "llm.jsonl")
-    llm = LLM(openai.OpenAI(base_url=llm_server.base_url, api_key="x", max_retries=0), "m", cache=cache)
+    llm = SyncLLM(AsyncLLM("m", **endpoint_options(openai.OpenAI(base_url=llm_server.base_url, api_key="x",
+                                                                  max_retries=0)), cache=cache))
     fmt = {"type": "json_object"}
     msgs = [{"role": "user", "content": "Review ID: k1"}]
     assert llm.complete(msgs, response_format=fmt).content == '{"a": '

@@ -32,8 +32,10 @@ class Judge(Protocol):
         judge_id: the id stored with every record and used as the log's file name
             (``heuristic-v1``, a model id, ``ensemble-<name>``).
         prompt_version: version of the prompt or rule set the records carry.
-        concurrent: True when each review is one slow call (the runner then sends single
-            reviews from a thread pool); False for judges that are fast in bulk.
+        concurrent: True when each review is one slow call (the runner then awaits the judge's
+            ``async def ajudge(row) -> list[record]`` for single reviews in an event loop, or calls
+            ``judge([row])`` in a thread for a judge without one); False for judges that are fast
+            in bulk.
     """
 
     judge_id: str

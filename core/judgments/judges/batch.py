@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from core.base.errors import WorkbenchError
@@ -83,14 +83,23 @@ def _submit(plan: Any, judge: Any, progress: Progress) -> Any:
     return report
 
 
+def _api(judge: Any, call: Callable[[Any], Awaitable[Any]]) -> Any:
+    """One Batch API request with the judge's :class:`core.llm.AsyncLLM` client, from synchronous
+    code (file and batch operations are retried by the openai client, ``max_retries`` times)."""
+    async def request() -> Any:
+        return await call(judge.llm.client.with_options(max_retries=judge.llm.max_retries))
+
+    return judge.llm.run_sync(request())
+
+
 def _submit_one(plan: Any, judge: Any, lines: list[dict], requests: list[dict]) -> dict[str, Any]:
-    client = judge.llm.client
     data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
-    uploaded = client.files.create(file=(f"judge-{plan.dataset}-{plan.task}.jsonl", data), purpose="batch")
-    batch = client.batches.create(
+    uploaded = _api(judge, lambda c: c.files.create(file=(f"judge-{plan.dataset}-{plan.task}.jsonl", data),
+                                                    purpose="batch"))
+    batch = _api(judge, lambda c: c.batches.create(
         input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window="24h",
         metadata={"workbench_dataset": plan.dataset, "workbench_task": plan.task, "workbench_judge": plan.judge_id},
-    )
+    ))
     entry = {
         "batch_id": batch.id, "dataset": plan.dataset, "task": plan.task, "judge": plan.judge_id,
         "model": judge.model, "temperature": judge.llm.temperature, "seed": judge.llm.seed,
@@ -101,10 +110,10 @@ def _submit_one(plan: Any, judge: Any, lines: list[dict], requests: list[dict]) 
     return entry
 
 
-def _wait(client: Any, batch_id: str, wait_seconds: float, poll_seconds: float, progress: Progress) -> Any:
+def _wait(judge: Any, batch_id: str, wait_seconds: float, poll_seconds: float, progress: Progress) -> Any:
     deadline = time.monotonic() + wait_seconds
     while True:
-        batch = client.batches.retrieve(batch_id)
+        batch = _api(judge, lambda c: c.batches.retrieve(batch_id))
         counts = getattr(batch, "request_counts", None)
         done = getattr(counts, "completed", 0) or 0
         progress(done, getattr(counts, "total", 0) or 0, f"batch {batch.status}")
@@ -113,10 +122,13 @@ def _wait(client: Any, batch_id: str, wait_seconds: float, poll_seconds: float, 
         time.sleep(poll_seconds)
 
 
-def _file_lines(client: Any, file_id: str | None) -> list[dict[str, Any]]:
+def _file_lines(judge: Any, file_id: str | None) -> list[dict[str, Any]]:
     if not file_id:
         return []
-    text = client.files.content(file_id).text
+    async def content(client: Any) -> str:
+        return str((await client.files.content(file_id)).text)
+
+    text = _api(judge, content)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
@@ -140,7 +152,7 @@ def collect_batch(
     judge = judge_factory(task, entry)
     report = JudgingReport(dataset, task, entry["judge"], mode="batch", planned=len(entry["requests"]))
     started = time.perf_counter()
-    batch = _wait(judge.llm.client, batch_id, wait_seconds, poll_seconds, progress)
+    batch = _wait(judge, batch_id, wait_seconds, poll_seconds, progress)
     entry["status"] = batch.status
     if batch.status == "completed" and not entry.get("collected"):
         with judge_lock(ws, dataset, task, entry["judge"]):
@@ -161,12 +173,11 @@ def collect_batch(
 
 def _store_results(ws: Workspace, dataset: str, task: str, entry: dict[str, Any], judge: Any, batch: Any,
                    report: Any) -> None:
-    client = judge.llm.client
     requests = {r["custom_id"]: {**r, "dataset": dataset} for r in entry["requests"]}
     stored = judged_keys(ws, dataset, task, entry["judge"])
     seen: set[str] = set()
     records = []
-    for line in _file_lines(client, batch.output_file_id) + _file_lines(client, batch.error_file_id):
+    for line in _file_lines(judge, batch.output_file_id) + _file_lines(judge, batch.error_file_id):
         row = requests.get(line.get("custom_id"))
         if row is None or line["custom_id"] in seen:
             continue

@@ -16,6 +16,7 @@ Spec strings (CLI ``--ensemble``): ``NAME:MEMBER[*WEIGHT],MEMBER[*WEIGHT],...`` 
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -119,6 +120,27 @@ class EnsembleJudge:
         """Ask every member about the rows, then vote review by review."""
         answers = [member.judge(review_rows) for member, _ in self.members]
         return [self._combine(row, [a[i] for a in answers]) for i, row in enumerate(review_rows)]
+
+    async def ajudge(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """Ask every member about one review (the model members' calls at once), then vote."""
+        async def ask(member: Judge) -> dict[str, Any]:
+            ajudge = getattr(member, "ajudge", None)
+            return (await ajudge(row))[0] if ajudge is not None else member.judge([row])[0]
+
+        answers = await asyncio.gather(*(ask(member) for member, _ in self.members))
+        return [self._combine(row, list(answers))]
+
+    def set_concurrency(self, concurrency: int) -> None:
+        """At most ``concurrency`` requests in flight per model member."""
+        for member, _ in self.members:
+            if callable(setter := getattr(member, "set_concurrency", None)):
+                setter(concurrency)
+
+    async def aclose(self) -> None:
+        """End the event loop's use of the model members' endpoints."""
+        for member, _ in self.members:
+            if callable(close := getattr(member, "aclose", None)):
+                await close()
 
     def _combine(self, row: dict[str, Any], records: list[dict[str, Any]]) -> dict[str, Any]:
         voting = [(rec, w) for rec, (_, w) in zip(records, self.members, strict=True) if not is_failure(rec)]

@@ -4,26 +4,31 @@ The prompt is the task's judgment prompt (``task.render_prompt``) with the revie
 ``Review ID:`` line; the answer is constrained with ``response_format`` = the task's JSON schema
 (strict). The answer is checked with ``task.validate_fields``: invalid JSON, a missing field or a
 value outside the enum gives a record with ``parse_error`` set and the raw answer kept (never
-replaced by an enum value). A call that still fails after the client's retries (429, 5xx,
-timeout, connection) gives a *failure* (see :mod:`core.judgments.judges.base`): not stored, retried by a
-later ``--resume``. Answers are cached in the workspace (:class:`core.llm.ResponseCache`).
+replaced by an enum value). A call that still fails after :class:`core.llm.AsyncLLM`'s retries
+(429, 5xx, timeout, connection; the one retry policy of runs and judges) gives a *failure* (see
+:mod:`core.judgments.judges.base`): not stored, retried by a later ``--resume``. Answers are cached
+in the workspace (:class:`core.llm.ResponseCache`); an answer that is not strict JSON is not cached.
+
+The judging runner awaits :meth:`OpenAIJudge.ajudge` in its event loop (the runs' async path);
+:meth:`OpenAIJudge.judge` is the synchronous face of the same calls (an ensemble's vote, a test).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
 
-from core.base.settings import openai_settings
+from core.base.settings import openai_settings, redact
 from core.judgments.judges.base import JudgeKind, make_failure, make_record, register_judge_kind
 from core.llm import (
-    LLM,
-    BadResponseError,
+    AsyncLLM,
+    CallResult,
     Completion,
+    Endpoint,
+    LLMCallError,
     ResponseCache,
-    describe_error,
-    make_client,
     parse_json_content,
 )
 
@@ -66,11 +71,13 @@ class OpenAIJudge:
     Args:
         task: the ``core.tasks.Task``.
         model: model id (default ``$WORKBENCH_JUDGE_MODEL``).
-        client: an ``openai.OpenAI`` (default: :func:`core.llm.make_client` from the environment,
-            with ``base_url``, ``timeout``, ``max_retries``).
         cache: response cache (None: no caching).
         temperature, seed: sampling options; a seed also changes the judge id (``model.s<seed>``).
         judge_id: explicit judge id (default from model and seed).
+        base_url, timeout, max_retries: the endpoint (default ``$OPENAI_BASE_URL``, its key in
+            ``$OPENAI_API_KEY``) and the :class:`core.llm.AsyncLLM` options (default from the environment).
+        client: an ``openai.AsyncOpenAI`` to use instead of building one.
+        concurrency: requests in flight at most (the runner sets its own, :meth:`set_concurrency`).
     """
 
     concurrent = True
@@ -88,14 +95,15 @@ class OpenAIJudge:
         base_url: str | None = None,
         timeout: float | None = None,
         max_retries: int | None = None,
+        concurrency: int = 16,
     ) -> None:
         model = model or openai_settings()["model"]
         if not model:
             raise ValueError("no model: pass --model or set WORKBENCH_JUDGE_MODEL")
-        if client is None:
-            client = make_client(base_url=base_url, timeout=timeout, max_retries=max_retries)
         self.task = task
-        self.llm = LLM(client, model, cache=cache, temperature=temperature, seed=seed)
+        self.llm = AsyncLLM(model, endpoint=Endpoint("default", base_url) if base_url else None, cache=cache,
+                            concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                            temperature=temperature, seed=seed, client=client)
         self.judge_id = judge_id or judge_id_for(model, seed)
         self.prompt_version = task.prompt_version
         self.response_format = task.response_format()
@@ -107,19 +115,30 @@ class OpenAIJudge:
     def messages(self, row: dict[str, Any]) -> list[dict[str, str]]:
         return review_messages(self.task, row)
 
-    def judge(self, review_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """One call per row; a failed call becomes a failure record (the others go on)."""
-        import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
+    def set_concurrency(self, concurrency: int) -> None:
+        """At most ``concurrency`` requests in flight (the runner's ``--concurrency``)."""
+        self.llm.set_concurrency(concurrency)
 
-        out = []
-        for row in review_rows:
-            try:
-                completion = self.llm.complete(self.messages(row), response_format=self.response_format)
-            except (openai.OpenAIError, BadResponseError) as exc:  # retries spent: this review fails, the run goes on
-                out.append(make_failure(row, describe_error(exc)))
-                continue
-            out.append(self.record_from_completion(row, completion))
-        return out
+    async def aclose(self) -> None:
+        """End the event loop's use of the endpoint (see :meth:`core.llm.AsyncLLM.release`)."""
+        await self.llm.release()
+
+    async def ajudge(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        """One call for one review: its record, or a failure record once the retries are spent."""
+        try:
+            result = await self.llm.complete(self.messages(row), response_format=self.response_format,
+                                             strict_json=True)
+        except LLMCallError as exc:  # retries spent: this review fails, the run goes on
+            return [make_failure(row, redact(str(exc)))]
+        return [self.record_from_completion(row, completion_of(result))]
+
+    def judge(self, review_rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One call per row (concurrently, in an event loop of its own); a failed call becomes a
+        failure record (the others go on)."""
+        async def all_rows() -> list[list[dict[str, Any]]]:
+            return await asyncio.gather(*(self.ajudge(row) for row in review_rows))
+
+        return [record for records in self.llm.run_sync(all_rows()) for record in records]
 
     def record_from_completion(
         self, row: dict[str, Any], completion: Completion, *, batch_id: str | None = None
@@ -143,6 +162,12 @@ class OpenAIJudge:
     def usage_totals(self) -> dict[str, Any]:
         """Calls, tokens and cost so far (cached answers cost nothing)."""
         return self.llm.totals.as_dict()
+
+
+def completion_of(result: CallResult) -> Completion:
+    """The :class:`core.llm.Completion` (text, tokens, cost, cached) of an :class:`AsyncLLM` answer."""
+    return Completion(result.content, result.model, result.prompt_tokens, result.completion_tokens,
+                      result.cost_usd, cached=result.cached)
 
 
 register_judge_kind(JudgeKind("openai", "any model on an OpenAI-compatible endpoint, JSON-schema answers", OpenAIJudge))

@@ -17,7 +17,6 @@ worker processes (:mod:`core.judgments.judges.pool`), stored in plan order.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
 import time
 from collections.abc import Callable, Iterable
@@ -30,12 +29,14 @@ from core.base.errors import DataError, IndexMissingError, WorkbenchError
 from core.base.progress import Progress, no_progress
 from core.base.settings import require_writable
 from core.datasets import require_verified
+from core.jobs.execution import run_sync
 from core.judgments import judged_keys, stale_count
 from core.judgments.judges.base import Judge, is_failure, now_iso, review_key
 from core.judgments.judges.batch_records import pending_batch_keys
 from core.judgments.judges.extraction_progress import ExtractionProgress
+from core.judgments.judges.ondemand import judge_calls
 from core.judgments.judges.pool import POOL_MIN_ROWS, JudgedChunk, judge_in_chunks, worker_count
-from core.judgments.judges.spend import judging_budget, spent
+from core.judgments.judges.spend import judging_budget
 from core.judgments.log_cache import Appended, extend_cache, parse_lines
 from core.judgments.store import append_encoded_judgments, encode_judgments, judgment_path, log_schema
 from core.judgments.xnot_files import read_extraction_log, write_extraction_log
@@ -262,10 +263,10 @@ def execute_judging(
 ) -> JudgingReport:
     """Judge the plan's reviews and store every judgment as soon as it is made.
 
-    A concurrent judge (one call per review) runs in ``concurrency`` worker threads with at most
-    ``2 * concurrency`` reviews in flight; a bulk judge gets chunks of rows, in worker processes
-    for a large plan (:func:`core.judgments.judges.pool.judge_in_chunks`). The log is only written from
-    this (the calling) thread. Once ``stop()`` is true no new review is
+    A concurrent judge (one call per review) is awaited in an event loop with ``concurrency`` calls
+    in flight (:mod:`core.judgments.judges.ondemand`, the runs' async path); a bulk judge gets chunks
+    of rows, in worker processes for a large plan (:func:`core.judgments.judges.pool.judge_in_chunks`).
+    The log is written by one writer at a time. Once ``stop()`` is true no new review is
     sent; the calls in flight are waited for and stored (so a resumed run repeats none of them)
     and the report says ``cancelled``. With ``max_cost`` (USD) no review is sent whose call could
     take the run past it (:mod:`core.judgments.judges.spend`): the run stops, ``cancelled`` and
@@ -306,8 +307,8 @@ def _execute(plan: JudgingPlan, judge: Judge, *, concurrency: int, progress: Pro
     started = time.perf_counter()
     progress(0, len(plan.rows), "starting")
     try:
-        if budget is not None or (judge.concurrent and concurrency > 1):  # a capped judge: one call per review
-            report.cancelled = _run_threads(plan, judge, state, concurrency, progress, stop, budget)
+        if budget is not None or judge.concurrent:  # a model judge, or a capped one: one call per review
+            report.cancelled = _run_calls(plan, judge, state, concurrency, progress, stop, budget)
             report.stopped_at_cap = bool(budget and budget.exhausted)
         else:
             report.cancelled = _run_chunks(plan, judge, state, progress, stop)
@@ -334,42 +335,24 @@ def _run_chunks(plan: JudgingPlan, judge: Judge, state: _RunState, progress: Pro
                            workers=worker_count(len(plan.rows)))
 
 
-def _run_threads(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency: int, progress: Progress,
-                 stop: Callable[[], bool], budget: Budget | None = None) -> bool:
-    """Judge one review per call in a thread pool; True when stopped (asked, or at the ``budget``'s cap)
-    before the last review was sent."""
-    pool = cf.ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
-    in_flight: set[cf.Future] = set()
-    order: dict[cf.Future, int] = {}
-    finished = 0
+def _run_calls(plan: JudgingPlan, judge: Judge, state: _RunState, concurrency: int, progress: Progress,
+               stop: Callable[[], bool], budget: Budget | None = None) -> bool:
+    """Judge one review per call in an event loop (:func:`core.judgments.judges.ondemand.judge_calls`);
+    True when stopped (asked, or at the ``budget``'s cap) before the last review was sent."""
+    set_concurrency = getattr(judge, "set_concurrency", None)
+    if callable(set_concurrency):
+        set_concurrency(concurrency)
 
-    def drain(until: int) -> None:
-        nonlocal finished, in_flight
-        while len(in_flight) > until:
-            done, in_flight = cf.wait(in_flight, return_when=cf.FIRST_COMPLETED)
-            # the answers that came in together are appended together (one fsync), in plan order
-            state.store(record for future in sorted(done, key=order.__getitem__) for record in future.result())
-            finished += len(done)
-            if budget is not None:  # what came back is paid for: its reservation becomes the cost counted
-                for future in done:
-                    budget.reserved.pop(str(order[future]), None)
-                budget.spent = spent(judge)
-            progress(finished, len(plan.rows), _message(state.report))
+    async def calls() -> bool:
+        try:
+            return await judge_calls(plan.rows, judge, state.store, concurrency=concurrency, progress=progress,
+                                     message=lambda: _message(state.report), stop=stop, budget=budget)
+        finally:
+            close = getattr(judge, "aclose", None)
+            if callable(close):
+                await close()
 
-    stopped = False
-    try:
-        for row in plan.rows:
-            drain(2 * concurrency - 1)
-            if stop() or (budget is not None and not budget.admit(str(len(order)), row)):
-                stopped = True
-                break
-            future = pool.submit(judge.judge, [row])
-            order[future] = len(order)
-            in_flight.add(future)
-        drain(0)  # the calls in flight are paid for: store their answers
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-    return stopped
+    return run_sync(calls())
 
 
 def _log_started(plan: JudgingPlan) -> str:

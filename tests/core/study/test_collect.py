@@ -4,7 +4,7 @@ resume without repeats, failures recorded on their record, the LLM cache."""
 from __future__ import annotations
 
 from core.base.files import read_jsonl_log
-from core.llm import LLM, ResponseCache, make_client
+from core.llm import AsyncLLM, Endpoint, ResponseCache, SyncLLM
 from core.study import grid
 from core.study.collect import collect_responses, plan_collection
 from core.study.responders import OFFLINE_MODELS, LLMResponder, make_responder, read_scenario
@@ -27,8 +27,8 @@ def test_collect_resume_failures_and_cache(tmp_path):
     run = tmp_path / "run.jsonl"
     with LLMServer(_offline_answer, key_pattern=r"(.*€.*)") as server:
         cache = ResponseCache(tmp_path / "cache.jsonl")
-        client = make_client(base_url=server.base_url, max_retries=0, timeout=10)
-        llm = LLMResponder(LLM(client, "served-model", cache=cache, temperature=0.0, seed=0))
+        llm = LLMResponder(SyncLLM(AsyncLLM("served-model", endpoint=Endpoint("default", server.base_url), max_retries=0,
+                                            timeout=10, cache=cache, temperature=0.0, seed=0)))
         offline = make_responder("offline:advisor-agreeable")
         failing_key = grid.user_text(prompts[1])
         server.add_faults(failing_key, server_error(500))
