@@ -133,7 +133,13 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
-    inputs = _inputs(root, dataset, task, judge, stamp)
+    return frame_of(_inputs(root, dataset, task, judge, stamp), root, dataset, task, stamp, definition, ks, changes, vstamp)
+
+
+def frame_of(inputs: gt_views.GTInputs, root: str, dataset: str, task: str, stamp: str, definition: str,
+             ks: Sequence[int | None], changes: Changes, vstamp: str) -> pl.DataFrame:
+    """The GT frame of ``inputs`` (every restaurant's, or one's: :func:`gt_views.restaurant_inputs`) at
+    ``ks`` of a formula, policy or variant with what-if ``changes``, with the stored review counts."""
     chosen = _resolved(root, definition, vstamp)
     merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
     base = get_definition(chosen.base, Workspace(Path(root)))  # the committed one (a workspace policy too)

@@ -4,8 +4,6 @@ order; on the demo and on dev-ADDM's 100 real restaurants judged by heuristic-v2
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import polars as pl
 import pytest
 
@@ -92,5 +90,16 @@ def test_name_frame_matches_display_names_with_shared_names():
     assert lookup["c3z"] == "Deli" and "nope" not in lookup and None not in lookup and len(lookup) == 3
 
 
-def test_demo_root_is_a_demo(demo):
-    assert (Path(demo[0].root) / "datasets" / "demo").is_dir()
+
+
+@pytest.mark.parametrize("where", ["demo", "addm"])
+def test_one_restaurants_gt_is_its_rows_of_every_restaurants_gt(where, request):
+    """The Trace page computes one restaurant (gt_views.restaurant_inputs): the same rows as the full frame."""
+    ws, dataset = request.getfixturevalue(where)
+    inputs = gt_views.load_inputs(ws, dataset, "G1a")
+    for definition, frame in zip(DEFINITIONS, _frames(ws, dataset), strict=True):
+        for business_id in frame["business_id"].unique().sort().to_list()[::7]:
+            one = gt_views.restaurant_inputs(inputs, business_id)
+            mine = with_review_counts(gt_views.compute_frame(one, definition, KS, dataset=dataset, task="G1a"),
+                                      one.restaurants)
+            assert mine.equals(frame.filter(pl.col("business_id") == business_id)), (definition, business_id)
