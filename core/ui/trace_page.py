@@ -118,7 +118,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     if st.session_state.get(K_TASK) not in tasks:
         st.session_state[K_TASK] = tasks[0]
     task = st.session_state[K_TASK]
-    judges = cache.judge_names(ws, dataset, task)
+    judges = [j["judge"] for j in cache.judging_status(ws, dataset, task).judges]  # one reading of the logs: it is needed below
     if not judges:
         show(st.info, "No judgments for {d}/{t}: judge the reviews on the Ground truth page first.", d=dataset, t=task)
         st.page_link("app_pages/ground_truth.py", label="Ground truth", icon=":material/rule:")
@@ -179,7 +179,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
 
 def compare_selector(t: Trace) -> dict[int, dict[str, Any]]:
     """A second judge to show beside the traced one on every review card; its fields by idx."""
-    others = [j for j in cache.judge_names(t.ws, t.dataset, t.task) if j != t.gt_judge]
+    others = [j["judge"] for j in cache.judging_status(t.ws, t.dataset, t.task).judges if j["judge"] != t.gt_judge]
     if not others:
         return {}
     chosen = st.selectbox("Compare with judge", others, key=K_COMPARE, index=None, placeholder="no second judge",
