@@ -28,7 +28,7 @@ from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.policies import Policy
 from core.ground_truth.views.paging import ColumnLookup
 from core.tasks import get_task, task_ids
-from core.ui import arrow_datasets, chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
+from core.ui import arrow_datasets, chart_spec, gt_frames, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -133,7 +133,7 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
-    return frame_of(_inputs(root, dataset, task, judge, stamp), root, dataset, task, stamp, definition, ks, changes, vstamp)
+    return gt_frames.frame_at(root, dataset, task, judge, stamp, definition, ks, changes, vstamp)  # K by K
 
 
 def frame_of(inputs: gt_views.GTInputs, root: str, dataset: str, task: str, stamp: str, definition: str,

@@ -39,7 +39,10 @@ def name_frame(frame: pl.DataFrame) -> pl.DataFrame:
 def k_slices(frame: pl.DataFrame, ks: Sequence[int | None]) -> list[pl.DataFrame] | None:
     """The rows of each K (in ``ks`` order) when every K holds the same restaurants in the same
     order (what ``compute_gt_frame`` / ``compute_policy_gt_frame`` give); None otherwise."""
-    parts = [frame.filter(pl.col("k").is_null() if k is None else pl.col("k") == k) for k in ks]
+    by_k = frame.partition_by("k", maintain_order=True, as_dict=True)  # one pass, not a filter per K
+    if len(by_k) != len(ks):
+        return None
+    parts = [by_k[(k,)] for k in ks]
     ids = parts[0]["business_id"] if parts else None
     if ids is None or ids.is_duplicated().any():
         return None
