@@ -36,13 +36,32 @@ def name_frame(frame: pl.DataFrame) -> pl.DataFrame:
     return pairs.with_columns(display_name_expr())
 
 
+def k_runs(frame: pl.DataFrame) -> list[tuple[int | None, int, int]] | None:
+    """(k, offset, length) of each K's rows when each K's rows are contiguous (a frame of K computed
+    one after the other, :mod:`core.ui.gt_frames`), in frame order; None otherwise.
+
+    >>> k_runs(pl.DataFrame({"k": [25, 25, 50, None]}))
+    [(25, 0, 2), (50, 2, 1), (None, 3, 1)]
+    >>> k_runs(pl.DataFrame({"k": [25, 50, 25]})) is None
+    True
+    """
+    if frame.height == 0:
+        return None
+    rle = frame["k"].rle().struct.unnest()  # len, value: one row per run of equal K (nulls count as equal)
+    values, lengths = rle["value"].to_list(), rle["len"].to_list()
+    if len(set(values)) != len(values):
+        return None
+    offsets = [sum(lengths[:i]) for i in range(len(lengths))]
+    return list(zip(values, offsets, lengths, strict=True))
+
+
 def k_slices(frame: pl.DataFrame, ks: Sequence[int | None]) -> list[pl.DataFrame] | None:
     """The rows of each K (in ``ks`` order) when every K holds the same restaurants in the same
     order (what ``compute_gt_frame`` / ``compute_policy_gt_frame`` give); None otherwise."""
-    by_k = frame.partition_by("k", maintain_order=True, as_dict=True)  # one pass, not a filter per K
-    if len(by_k) != len(ks):
+    runs = k_runs(frame)
+    if runs is None or [k for k, _, _ in runs] != list(ks):
         return None
-    parts = [by_k[(k,)] for k in ks]
+    parts = [frame.slice(offset, length) for _, offset, length in runs]  # views, no copy
     ids = parts[0]["business_id"] if parts else None
     if ids is None or ids.is_duplicated().any():
         return None
