@@ -133,7 +133,11 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
-    return gt_frames.frame_at(root, dataset, task, judge, stamp, definition, ks, changes, vstamp)  # K by K
+    def one_k(k: int | None) -> pl.DataFrame:
+        inputs = _inputs(root, dataset, task, judge, stamp)
+        return frame_of(inputs, root, dataset, task, stamp, definition, [k], changes, vstamp)
+
+    return gt_frames.frame_at(root, dataset, task, judge, stamp, definition, ks, changes, vstamp, one_k)  # K by K
 
 
 def frame_of(inputs: gt_views.GTInputs, root: str, dataset: str, task: str, stamp: str, definition: str,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -20,17 +20,20 @@ import streamlit as st
 
 import core.ground_truth
 from core.base.memo import stamped_frame
-from core.base.stamps import folder_stamps
+from core.base.stamps import file_stamps, folder_stamps
 from core.workspace import Workspace
 
 MEMO_VERSION = 1  # of the frames kept beside a log: a new one when their columns change
 Changes = tuple[tuple[str, float], ...]
+Compute = Callable[[int | None], pl.DataFrame]  # the frame of one K
 _LOCK = threading.Lock()
 
 
 def code_stamp() -> str:
-    """The digest of the GT code's files (a kept frame is computed again after an upgrade)."""
-    stamps = folder_stamps(Path(core.ground_truth.__file__).parent, "**/*.py")
+    """The digest of the GT code's files and of the page loader that adds the review counts
+    (:func:`core.ui.cache.frame_of`): a kept frame is computed again after an upgrade."""
+    stamps = (*folder_stamps(Path(core.ground_truth.__file__).parent, "**/*.py"),
+              *file_stamps([Path(__file__).with_name("cache.py")]))
     return hashlib.sha256(repr(stamps).encode("utf-8")).hexdigest()
 
 
@@ -40,16 +43,8 @@ def _store(root: str, dataset: str, task: str, judge: str | None, stamp: str, de
     return {}
 
 
-def _compute(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
-             k: int | None, changes: Changes, vstamp: str) -> pl.DataFrame:
-    from core.ui import cache  # deferred: core.ui.cache builds its frames here
-
-    inputs = cache._inputs(root, dataset, task, judge, stamp)
-    return cache.frame_of(inputs, root, dataset, task, stamp, definition, [k], changes, vstamp)
-
-
 def _kept(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
-          k: int | None, vstamp: str) -> pl.DataFrame:
+          k: int | None, vstamp: str, compute: Compute) -> pl.DataFrame:
     """One K's frame, read from beside the judge's log while everything it depends on is unchanged."""
     # deferred: core.judgments pulls in pandas (~500 ms), only needed when a frame is asked for
     from core.judgments import resolve_judge
@@ -59,23 +54,23 @@ def _kept(root: str, dataset: str, task: str, judge: str | None, stamp: str, def
     name = resolve_judge(ws, dataset, task, judge)
     context = repr((MEMO_VERSION, name, stamp, definition, k, vstamp, code_stamp()))
     kind = "gt-" + hashlib.sha256(repr((definition, k)).encode("utf-8")).hexdigest()[:16]
-    frame, _ = stamped_frame(judgment_path(ws, dataset, task, name), kind, lambda: (
-        _compute(root, dataset, task, judge, stamp, definition, k, (), vstamp), None), context=context)
+    frame, _ = stamped_frame(judgment_path(ws, dataset, task, name), kind, lambda: (compute(k), None), context=context)
     return frame
 
 
 def frame_at(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
-             ks: Sequence[int | None], changes: Changes, vstamp: str) -> pl.DataFrame:
-    """GT of every restaurant at ``ks`` (in that order): each K computed once, kept beside the log
-    when nothing is changed by what-if ``changes``."""
+             ks: Sequence[int | None], changes: Changes, vstamp: str, compute: Compute) -> pl.DataFrame:
+    """GT of every restaurant at ``ks`` (in that order): each K computed once by ``compute(k)`` (the
+    frame of one K, :func:`core.ui.cache.frame_of`), kept beside the log when nothing is changed by
+    what-if ``changes``."""
     store = _store(root, dataset, task, judge, stamp, definition, changes, vstamp)
     parts = []
     for k in ks:
         with _LOCK:
             part = store.get(k)
         if part is None:
-            part = (_compute(root, dataset, task, judge, stamp, definition, k, changes, vstamp) if changes
-                    else _kept(root, dataset, task, judge, stamp, definition, k, vstamp))
+            part = (compute(k) if changes
+                    else _kept(root, dataset, task, judge, stamp, definition, k, vstamp, compute))
             with _LOCK:
                 store[k] = part
         parts.append(part)
