@@ -28,10 +28,16 @@ K_CHECKED = "claims.checked"
 
 
 def copy_claim(build: Callable[[Any], dict[str, Any]], *, key: str, choices: Sequence[Any],
-               choice_label: str = "Metric", format_func: Callable[[Any], str] = str, label: str = "Copy claim") -> None:
+               choice_label: str = "Metric", format_func: Callable[[Any], str] = str, label: str = "Copy claim",
+               lazy: bool = False) -> None:
     """A "Copy claim" popover: pick what to claim (a metric, a K), then the claim as Markdown and as
-    a link, each with a copy button."""
-    with st.popover(label, icon=":material/content_copy:"):
+    a link, each with a copy button. ``lazy``: the claim is made only while the popover is open
+    (opening it reruns the page), for claims that cost a noticeable time to make."""
+    popover = (st.popover(label, icon=":material/content_copy:", key=f"{key}.popover", on_change="rerun") if lazy
+               else st.popover(label, icon=":material/content_copy:"))
+    if lazy and popover.open is False:
+        return
+    with popover:
         picked = st.selectbox(choice_label, list(choices), key=f"{key}.choice", format_func=format_func)
         try:
             claim = build(picked)
@@ -120,7 +126,8 @@ def gt_claim_button(ws: Workspace, dataset: str, task: str, definition: str, jud
         return gt_claim(ws, dataset, task, definition, k, judge=judge, frame=frame)
 
     copy_claim((lambda k: _gt_claim(frame_key, k, build)) if frame_key is not None else build, key=key,
-               choices=list(ks), choice_label="K", format_func=lambda k: "all" if k is None else str(k))
+               choices=list(ks), choice_label="K", format_func=lambda k: "all" if k is None else str(k),
+               lazy=True)  # the sha256 of 150,000 verdicts: made when the popover is opened
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -52,3 +52,19 @@ def test_page_two_shows_the_next_restaurants_of_the_sort_order(app_factory, addm
     assert "restaurants 1–100 of 100" in " ".join(c.value for c in at.caption)
     at.number_input(key="gt.primitives_page").set_value(1).run()
     assert "restaurants 1–100 of 100, highest score first" in " ".join(c.value for c in at.caption)
+
+
+def test_the_gt_claim_is_made_when_its_popover_opens(app_factory, tmp_path):
+    """The claim (a sha256 of every restaurant's verdict: 0.4–1.4 s at 150,000) is made only while the
+    popover is open."""
+    from tests.helpers.gt_workspace import build_gt_workspace
+
+    build_gt_workspace(tmp_path / "ws")
+    at = _gt(app_factory, tmp_path / "ws")
+    assert not [c for c in at.code if "restaurants" in c.value]
+    at.session_state["gt.claim.popover"] = True
+    at.run()
+    assert not at.exception, at.exception
+    claim = [c.value for c in at.code]
+    assert claim[0].startswith("Under v1 at K=25, 3 Low Risk, 0 High Risk, 0 Critical Risk of 3 restaurants")
+    assert "/results?claim=" in claim[1]
