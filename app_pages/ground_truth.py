@@ -58,7 +58,8 @@ if frame is None:
 
 with tab_dist:
     gt_page.distribution_section(frame, key, choice.judge, choice.scale, views)
-    ui_claims.gt_claim_button(ws, dataset, choice.task, choice.definition, choice.judge, choice.ks, frame, key="gt.claim")
+    ui_claims.gt_claim_button(ws, dataset, choice.task, choice.definition, choice.judge, choice.ks, frame, key="gt.claim",
+                              frame_key=key[:3])  # a K's claim does not depend on the other K
 with tab_rest:
     source = gt_certainty.picker(ws, dataset, choice.task, st.columns([2, 3])[0])
     probs, probs_key = gt_certainty.probabilities(ws, dataset, choice.task, choice.judge, choice.definition,

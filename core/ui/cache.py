@@ -26,8 +26,9 @@ from core.ground_truth import views as gt_views
 from core.ground_truth.compute import newest_review_year
 from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.policies import Policy
+from core.ground_truth.views.paging import ColumnLookup
 from core.tasks import get_task, task_ids
-from core.ui import arrow_datasets, chart_spec, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
+from core.ui import arrow_datasets, chart_spec, gt_frames, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -132,7 +133,17 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
-    inputs = _inputs(root, dataset, task, judge, stamp)
+    def one_k(k: int | None) -> pl.DataFrame:
+        inputs = _inputs(root, dataset, task, judge, stamp)
+        return frame_of(inputs, root, dataset, task, stamp, definition, [k], changes, vstamp)
+
+    return gt_frames.frame_at(root, dataset, task, judge, stamp, definition, ks, changes, vstamp, one_k)  # K by K
+
+
+def frame_of(inputs: gt_views.GTInputs, root: str, dataset: str, task: str, stamp: str, definition: str,
+             ks: Sequence[int | None], changes: Changes, vstamp: str) -> pl.DataFrame:
+    """The GT frame of ``inputs`` (every restaurant's, or one's: :func:`gt_views.restaurant_inputs`) at
+    ``ks`` of a formula, policy or variant with what-if ``changes``, with the stored review counts."""
     chosen = _resolved(root, definition, vstamp)
     merged = {**(chosen.variant.changes if chosen.variant else {}), **dict(changes)}
     base = get_definition(chosen.base, Workspace(Path(root)))  # the committed one (a workspace policy too)
@@ -279,9 +290,9 @@ def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, def
 class FrameViews:
     """What the GT page reads of a frame beyond the grid: names, verdict paths, counts."""
 
-    names: dict[str, str]  # business_id -> display name (gt_views.display_names)
-    paths: dict[str, str]  # business_id -> verdict along K ("Low Risk (25) → …")
-    short_stored: dict[str, int]  # business_id -> reviews stored, for restaurants short of some K
+    names: Mapping[str, str]  # business_id -> display name (gt_views.display_names), looked up in the grid
+    paths: Mapping[str, str]  # business_id -> verdict along K ("Low Risk (25) → …")
+    short_stored: Mapping[str, int]  # business_id -> reviews stored, for restaurants short of some K
     verdicts: list[str]  # gt_views.verdict_order(frame, scale)
     restaurants: int
     flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
@@ -291,16 +302,18 @@ class FrameViews:
 
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
 def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
-    names = gt_views.display_names(_frame)
-    full = gt_views.verdict_grid(_frame, names=names)
-    short: dict[str, int] = {}
-    if "short_of_k" in _frame.columns:
-        per = _frame.group_by("business_id", maintain_order=True).agg(
-            pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first())
-        short = dict(per.filter(pl.col("short")).select("business_id", "n_reviews_stored").iter_rows())
-    return FrameViews(names, dict(zip(full["business_id"], full["path"], strict=True)), short,
-                      gt_views.verdict_order(_frame, scale), _frame["business_id"].n_unique(),
-                      int((full["changes"] > 0).sum()), full, short_counts(_frame))
+    full = gt_views.verdict_grid(_frame, keep_hidden=True)  # on whole columns: no dict of every restaurant
+    if "_short" in full.columns:
+        short = full.filter(pl.col("_short")).select("business_id", pl.col("_stored").alias("stored"))
+    else:  # a frame whose K do not line up
+        short = (_frame.group_by("business_id", maintain_order=True)
+                 .agg(pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first().alias("stored"))
+                 .filter(pl.col("short")) if "short_of_k" in _frame.columns
+                 else pl.DataFrame(schema={"business_id": pl.String, "stored": pl.Int64}))
+    return FrameViews(ColumnLookup(full, "business_id", "name"), ColumnLookup(full, "business_id", "path"),
+                      ColumnLookup(short, "business_id", "stored"), gt_views.verdict_order(_frame, scale),
+                      full.height, int((full["changes"] > 0).sum()), full.drop("_short", "_stored", strict=False),
+                      short_counts(_frame))
 
 
 def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:
@@ -341,13 +354,12 @@ def _primitives(table_key: tuple, task: str, definition: str, scored: bool, data
     table = gt_views.primitive_table(_frame, k)
     if not scored and "score" in table.columns:
         table = table.drop("score")  # always 0 for a rule policy: its rules decide
-    return table.with_columns(pl.Series("trace", gt_views.trace_urls(dataset, task, definition, k,
-                                                                   table["business_id"].to_list(), judge_param)))
+    return table  # the trace links are made for the rows of the page shown (primitives_section)
 
 
 def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
                judge_param: str | None) -> pl.DataFrame:
-    """Every restaurant of the GT ``frame`` at K=``k`` with every primitive and a trace link column
+    """Every restaurant of the GT ``frame`` at K=``k`` with every primitive, highest score first
     (``table_key``: the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
     return _primitives(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param, frame)
 

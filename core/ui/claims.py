@@ -29,10 +29,16 @@ K_CHECKED = "claims.checked"
 
 
 def copy_claim(build: Callable[[Any], dict[str, Any]], *, key: str, choices: Sequence[Any],
-               choice_label: str = "Metric", format_func: Callable[[Any], str] = str, label: str = "Copy claim") -> None:
+               choice_label: str = "Metric", format_func: Callable[[Any], str] = str, label: str = "Copy claim",
+               lazy: bool = False) -> None:
     """A "Copy claim" popover: pick what to claim (a metric, a K), then the claim as Markdown and as
-    a link, each with a copy button."""
-    with st.popover(label, icon=":material/content_copy:"):
+    a link, each with a copy button. ``lazy``: the claim is made only while the popover is open
+    (opening it reruns the page), for claims that cost a noticeable time to make."""
+    popover = (st.popover(label, icon=":material/content_copy:", key=f"{key}.popover", on_change="rerun") if lazy
+               else st.popover(label, icon=":material/content_copy:"))
+    if lazy and popover.open is False:
+        return
+    with popover:
         picked = st.selectbox(choice_label, list(choices), key=f"{key}.choice", format_func=format_func)
         try:
             claim = build(picked)
@@ -108,11 +114,21 @@ def pair_claim(ws: Workspace, base: dict[str, Any], other: dict[str, Any], pair:
                format_func=lambda m: claims.METRIC_WORDS.get(m, str(m)))
 
 
+@st.cache_resource(max_entries=64, show_spinner=False)  # shared: the verdicts' sha256 at 150,000 restaurants costs 0.5 s
+def _gt_claim(frame_key: tuple, k: int | None, _build: Callable[[int | None], dict[str, Any]]) -> dict[str, Any]:
+    return _build(k)
+
+
 def gt_claim_button(ws: Workspace, dataset: str, task: str, definition: str, judge: str | None,
-                    ks: Sequence[int | None], frame: pl.DataFrame, *, key: str) -> None:
-    """Copy claim of the verdict counts of the GT shown, at the K picked."""
-    copy_claim(lambda k: gt_claim(ws, dataset, task, definition, k, judge=judge, frame=frame), key=key,
-               choices=list(ks), choice_label="K", format_func=lambda k: "all" if k is None else str(k))
+                    ks: Sequence[int | None], frame: pl.DataFrame, *, key: str, frame_key: tuple | None = None) -> None:
+    """Copy claim of the verdict counts of the GT shown, at the K picked (``frame_key``: the frame's cache
+    key, which determines it: the claim is then made once per frame and K)."""
+    def build(k: int | None) -> dict[str, Any]:
+        return gt_claim(ws, dataset, task, definition, k, judge=judge, frame=frame)
+
+    copy_claim((lambda k: _gt_claim(frame_key, k, build)) if frame_key is not None else build, key=key,
+               choices=list(ks), choice_label="K", format_func=lambda k: "all" if k is None else str(k),
+               lazy=True)  # the sha256 of 150,000 verdicts: made when the popover is opened
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

@@ -13,13 +13,15 @@ import streamlit as st
 from core.ground_truth import k_label
 from core.ground_truth import views as gt_views
 from core.ground_truth.views import certainty, charts
+from core.ground_truth.views.paging import PAGE_SIZES, Page, page_of
 from core.ui import cache
 from core.ui.gt_page import (
-    GRID_ROWS,
-    K_ALL_ROWS,
     K_AT,
     K_FLIPS,
     K_GRID,
+    K_PAGE,
+    K_PAGE_SIZE,
+    K_PRIM_PAGE,
     K_REST,
     K_SEARCH,
     K_SORT,
@@ -44,46 +46,69 @@ def _on_table_select() -> None:
         st.session_state[K_REST] = st.session_state[K_TABLE_IDS][rows[0]]
 
 
-def _on_search(frame: pl.DataFrame, rank_by: list[str] | None) -> None:
-    """"Find a restaurant" selects the best match (the panel follows)."""
+def _on_search(key: tuple, frame: pl.DataFrame, views: cache.FrameViews, rank_by: list[str] | None) -> None:
+    """"Find a restaurant" selects the best match (the panel follows) and shows the first page of matches."""
+    st.session_state[K_PAGE] = 1
     text = (st.session_state.get(K_SEARCH) or "").strip()
     if text:
-        hits = gt_views.verdict_grid(frame, search=text, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
-                                     rank_by=rank_by)
+        hits = cache.verdict_grid(key, frame, flips_only=False, sort=st.session_state.get(K_SORT) or gt_views.SORTS[0],
+                                  search=text, rank_by=rank_by, views=views)
         if hits.height:
             st.session_state[K_REST] = hits["business_id"][0]
+
+
+def _first_page() -> None:
+    st.session_state[K_PAGE] = 1
+
+
+def _controls(key: tuple, frame: pl.DataFrame, views: cache.FrameViews, rank_by: list[str] | None) -> None:
+    g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
+    g1.toggle("Flips only", key=K_FLIPS, persist_state="session", on_change=_first_page,
+              help="Only restaurants whose verdict changes with K.")
+    g2.selectbox("Sort by", gt_views.SORTS, key=K_SORT, persist_state="session", on_change=_first_page)
+    g3.text_input("Find a restaurant", key=K_SEARCH, persist_state="session", placeholder="name contains …",
+                  on_change=_on_search, args=(key, frame, views, rank_by),
+                  help="Selects the first match; the grid shows every match.")
+    if st.session_state.get(K_PAGE_SIZE) not in PAGE_SIZES:
+        st.session_state[K_PAGE_SIZE] = PAGE_SIZES[0]
+    g4.selectbox("Rows per page", PAGE_SIZES, key=K_PAGE_SIZE, persist_state="session", on_change=_first_page,
+                 format_func=lambda n: f"{n:,}")
+
+
+def _pager(page: Page) -> None:
+    """The page selector and "restaurants 1–30 of 150,000" (the page number was clamped before)."""
+    p1, p2 = st.columns([1, 4], vertical_alignment="bottom")
+    p1.number_input("Page", min_value=1, max_value=page.pages, step=1, key=K_PAGE)
+    p2.caption(f"{page.caption()} · page {page.number:,} of {page.pages:,}")
 
 
 def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice,
                  key: tuple, views: cache.FrameViews, probs: pl.DataFrame | None = None,
                  probs_key: str = "") -> tuple[str, str | None]:
-    """The grid (left) and the selected restaurant's panel (right); returns (business_id, judge link param).
-    ``views``: ``cache.frame_views(key, frame, choice.scale)``; ``probs`` (key ``probs_key``): verdict
-    probabilities that shade the cells (:mod:`core.ground_truth.views.certainty`)."""
+    """The grid (left: one page of the sorted, filtered restaurants) and the selected restaurant's panel
+    (right); returns (business_id, judge link param). ``views``: ``cache.frame_views(key, frame,
+    choice.scale)``; ``probs`` (key ``probs_key``): verdict probabilities that shade the cells
+    (:mod:`core.ground_truth.views.certainty`)."""
     rank_by = None if choice.scored else list(choice.scale)  # a rule policy: "Highest score" ranks by verdict
-    g1, g2, g3, g4 = st.columns([1, 1, 2, 1], vertical_alignment="bottom")
-    g1.toggle("Flips only", key=K_FLIPS, persist_state="session", help="Only restaurants whose verdict changes with K.")
-    g2.selectbox("Sort by", gt_views.SORTS, key=K_SORT, persist_state="session")
-    g3.text_input("Find a restaurant", key=K_SEARCH, persist_state="session", placeholder="name contains …",
-                  on_change=_on_search, args=(frame, rank_by), help="Selects the first match; the grid shows every match.")
-    g4.toggle("All rows", key=K_ALL_ROWS, persist_state="session", help=f"Every restaurant (default: the first {GRID_ROWS}).")
+    _controls(key, frame, views, rank_by)
     flips_only, sort = bool(st.session_state.get(K_FLIPS, False)), st.session_state.get(K_SORT) or gt_views.SORTS[0]
     search = st.session_state.get(K_SEARCH) or ""
     grid = cache.verdict_grid(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by, views=views)
-    names = views.names
-    grid_ids = grid["business_id"].to_list()
-    order = grid_ids + sorted(set(names) - set(grid_ids), key=lambda b: names[b].lower())
-    if st.session_state.get(K_REST) not in names:
-        st.session_state[K_REST] = order[0]
+    page = page_of(grid, int(st.session_state.get(K_PAGE) or 1), int(st.session_state[K_PAGE_SIZE]))
+    st.session_state[K_PAGE] = page.number  # clamped before the widget is drawn
+    if st.session_state.get(K_REST) not in views.names:
+        st.session_state[K_REST] = (grid if grid.height else views.grid)["business_id"][0]
     selected = st.session_state[K_REST]
-    shown = grid if st.session_state.get(K_ALL_ROWS) else grid.head(GRID_ROWS)
+    shown = page.rows
     if selected not in shown["business_id"].to_list():  # the selection stays visible in the grid
-        shown = pl.concat([shown, grid.filter(pl.col("business_id") == selected)])
+        shown = pl.concat([shown, views.grid.filter(pl.col("business_id") == selected).select(shown.columns)])
+    shown_names = dict(zip(shown["business_id"].to_list(), shown["name"].to_list(), strict=True))
     labels = [k_label(k) for k in choice.ks]
     if st.session_state.get(K_AT) not in labels:
         st.session_state[K_AT] = "50" if "50" in labels else labels[0]
     grid_col, detail_col = st.columns([5, 6], gap="large")
     with grid_col:
+        _pager(page)
         if grid.height == 0:
             st.info("No restaurant matches.")
         else:
@@ -91,18 +116,18 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
             spec_key = ("grid", *key, tuple(shown_ids), choice.scored, probs_key)
 
             def _long() -> pl.DataFrame:
-                long = gt_views.grid_long(frame, shown_ids, names)
+                long = gt_views.grid_long(frame, shown_ids, shown_names)
                 return long if probs is None else certainty.grid_probability(long, probs)
 
             st.vega_lite_chart(cache.grid_chart_spec(spec_key, selected, lambda picked: charts.verdict_grid_chart(
                 _long(), shown["name"].to_list(), selected=picked, verdicts=views.verdicts, scored=choice.scored)),
                 key=K_GRID, width="stretch", on_select=_on_grid_select, selection_mode=charts.SELECTION)
             number = "number = score" if choice.scored else "no number (a rule policy has no score)"
-            st.caption(f"{shown.height:,} of {grid.height:,} restaurants · colour and legend = verdict, {number}, "
+            st.caption(f"{page.caption()} · colour and legend = verdict, {number}, "
                        "* = fewer reviews than K · the outlined row is the restaurant on the right. Click a cell.")
     with detail_col:
-        judge_param = _detail(ws, dataset, frame, choice, order, views, labels, key)
-    with st.expander("The grid as a table (sortable)"):
+        judge_param = _detail(ws, dataset, frame, choice, list(shown_names), shown_names, views, labels, key)
+    with st.expander("This page of the grid as a table (sortable)"):
         config = {"name": st.column_config.TextColumn("restaurant", pinned=True),
                   "path": st.column_config.TextColumn("verdict along K", width="large"),
                   "changes": st.column_config.NumberColumn("verdict changes"),
@@ -110,18 +135,18 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
         config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
                        for c in grid.columns if c.startswith("K")})
         scores = [] if choice.scored else ["max_score", *(c for c in grid.columns if c.startswith("K"))]
-        table = cache.table_data(("grid-table", *key, flips_only, sort, search, rank_by and tuple(rank_by), tuple(scores)),
-                                 lambda: grid.drop("business_id", *scores))
-        st.dataframe(table, hide_index=True, width="stretch", placeholder="—", key="gt.grid_table", column_config=config)
+        st.dataframe(shown.drop("business_id", *scores), hide_index=True, width="stretch", placeholder="—",
+                     key="gt.grid_table", column_config=config)
     return selected, judge_param
 
 
 def _detail(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choice, order: list[str],
-            views: cache.FrameViews, labels: list[str], key: tuple) -> str | None:
+            names: dict[str, str], views: cache.FrameViews, labels: list[str], key: tuple) -> str | None:
     r1, r2 = st.columns([3, 1])
-    names = views.names
     business_id = r1.selectbox("Restaurant", order, key=K_REST, persist_state="session",
-                               format_func=lambda b: names.get(b, b))
+                               format_func=lambda b: names.get(b, b),
+                               help="The restaurants of the grid's page (and the one selected); "
+                                    "'Find a restaurant' reaches any other.")
     r2.selectbox("K for the tables", labels, key=K_AT, persist_state="session")
     series = cache.score_series(key, frame, business_id)
     st.caption(safe("Verdict along K: {p}", p=views.paths[business_id]))
@@ -159,11 +184,22 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
     # table is keyed without them: adding a K leaves the table of K=50 cached
     frame_key, judge, definition, _ks = key
     table_key: tuple = (frame_key, judge, definition, k_at, choice.scored, dataset, choice.task, judge_param)
-    table = cache.primitives(table_key, frame, choice, dataset, k_at, judge_param)
+    full = cache.primitives(table_key, frame, choice, dataset, k_at, judge_param)
+    if st.session_state.get(K_PRIM_PAGE) is None:
+        st.session_state[K_PRIM_PAGE] = 1
+    page = page_of(full, int(st.session_state[K_PRIM_PAGE]), PAGE_SIZES[2])
+    st.session_state[K_PRIM_PAGE] = page.number
+    ids = page.rows["business_id"].to_list()
+    table = page.rows.with_columns(pl.Series("trace", gt_views.trace_urls(dataset, choice.task, choice.definition,
+                                                                        k_at, ids, judge_param), dtype=pl.String))
+    table_key = (*table_key, page.number)
     if probs is not None:
         table_key = (*table_key, probs_key)
         table = certainty.with_probability(table, probs, k_at)
     st.session_state[K_TABLE_IDS] = table["business_id"].to_list()
+    p1, p2 = st.columns([1, 4], vertical_alignment="bottom")
+    p1.number_input("Page", min_value=1, max_value=page.pages, step=1, key=K_PRIM_PAGE)
+    p2.caption(f"{page.caption()}, highest score first · page {page.number:,} of {page.pages:,}")
     config: dict[str, Any] = {"trace": st.column_config.LinkColumn("trace", display_text="open trace", width="small"),
               "score": st.column_config.NumberColumn(format="%.2f"),
               "P(verdict)": st.column_config.ProgressColumn("P(verdict)", format="%.3f", min_value=0.0, max_value=1.0,

@@ -26,12 +26,11 @@ from core.ui.text import safe
 from core.workspace import Workspace
 
 K_TASK, K_DEF, K_KS, K_JUDGE = "gt.task", "gt.definition", "gt.ks", "gt.judge"
-K_FLIPS, K_SORT, K_SEARCH, K_ALL_ROWS = "gt.flips_only", "gt.sort", "gt.search", "gt.all_rows"
+K_FLIPS, K_SORT, K_SEARCH, K_PAGE, K_PAGE_SIZE = "gt.flips_only", "gt.sort", "gt.search", "gt.page", "gt.page_size"
 K_REST, K_AT, K_LAYOUT, K_EXPORT_K = "gt.business_id", "gt.k", "gt.layout", "gt.export_k"
 K_GRID, K_TABLE, K_TABLE_IDS, K_USE_OPENAI = "gt.grid_chart", "gt.table", "gt.table_ids", "gt.use_openai"
 K_RUN_REPORT, K_KS_DROPPED, K_PREFLIGHT = "gt.run_report", "gt.ks_dropped", "gt.preflight"
-K_TAB = "gt.tab"
-GRID_ROWS = 30
+K_TAB, K_PRIM_PAGE = "gt.tab", "gt.primitives_page"
 K_CHOICES = ["25", "50", "100", "200", "all"]
 DEFAULT_KS = ["25", "50", "100", "200"]
 OFFLINE_NAMES = {"heuristic-v2": "heuristic-v2", "cues": "the cue judge offline-cues-v1"}

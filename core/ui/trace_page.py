@@ -8,6 +8,7 @@ every loader comes from :mod:`core.ui.cache`, verdict colours from
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,7 @@ from core.ground_truth import views as gt_views
 from core.ground_truth.views import charts
 from core.judgments.overrides import add_override
 from core.tasks import get_task, task_ids
-from core.ui import cache, hosting
+from core.ui import cache, hosting, trace_cache
 from core.ui.text import safe, show
 from core.workspace import Workspace
 
@@ -30,6 +31,7 @@ K_TASK, K_DEF, K_K, K_REST, K_JUDGE = "trace.task", "trace.definition", "trace.k
 K_FOCUS, K_NEUTRAL, K_EDIT, K_LAST = "trace.focus", "trace.include_neutral", "trace.edit_idx", "trace.last_change"
 K_FROM, K_TO, K_KC_FOR, K_AUTHOR = "trace.k_from", "trace.k_to", "trace.kchange_for", "trace.author"
 K_ALL_OV, K_TAB, K_VARIANT, K_COMPARE = "trace.all_overrides", "trace.tab", "trace.variant", "trace.compare"
+K_FIND = "trace.find"
 QUERY = {"dataset": K_DATASET, "task": K_TASK, "formula": K_DEF, "k": K_K, "business_id": K_REST, "judge": K_JUDGE,
          "compare": K_COMPARE}
 DEFAULT_KS = ["25", "50", "100", "200"]
@@ -51,8 +53,8 @@ class Trace:
     k_text: str
     k_value: int | None
     ks: list[int | None]
-    frame: pl.DataFrame
-    names: dict[str, str]
+    frame: pl.DataFrame  # the GT of this restaurant only, at every K shown
+    names: Mapping[str, str]  # business_id -> display name of every restaurant (looked up, not a dict)
     scale: tuple[str, ...] = ()  # the definition's ordered verdicts, mildest first
     scored: bool = True  # False for a rule policy without points (no score to show)
     compare: str | None = None  # a second judge whose values the review cards show beside the first's
@@ -116,7 +118,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     if st.session_state.get(K_TASK) not in tasks:
         st.session_state[K_TASK] = tasks[0]
     task = st.session_state[K_TASK]
-    judges = cache.judge_names(ws, dataset, task)
+    judges = [j["judge"] for j in cache.judging_status(ws, dataset, task).judges]  # one reading of the logs: it is needed below
     if not judges:
         show(st.info, "No judgments for {d}/{t}: judge the reviews on the Ground truth page first.", d=dataset, t=task)
         st.page_link("app_pages/ground_truth.py", label="Ground truth", icon=":material/rule:")
@@ -131,7 +133,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     k_text, k_value = _k_from_state()
     ks = gt_views.parse_ks([*DEFAULT_KS, k_text])
     try:
-        frame = cache.gt_frame(ws, dataset, task, st.session_state.get(K_JUDGE), st.session_state[K_DEF], ks)
+        names = trace_cache.restaurant_names(ws, dataset, task, st.session_state.get(K_JUDGE))
     except (DataError, LockError) as exc:  # a broken judgment or override file: no other judge helps
         show(st.error, "Cannot trace {task}: {why}. Home lists the workspace's unreadable files.", task=task,
              why=str(exc))
@@ -139,17 +141,23 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     except (WorkbenchError, ValueError) as exc:
         st.error(f"{exc}. Pick a judge below.")
         st.session_state[K_JUDGE] = st.session_state.get(K_JUDGE) or judges[0]
-        frame = cache.gt_frame(ws, dataset, task, st.session_state[K_JUDGE], st.session_state[K_DEF], ks)
-    names = gt_views.display_names(frame)
-    if st.session_state.get(K_REST) not in names:
+        names = trace_cache.restaurant_names(ws, dataset, task, st.session_state[K_JUDGE])
+    lookup = trace_cache.names_lookup(names)
+    if st.session_state.get(K_REST) not in lookup:
         if st.session_state.get(K_REST):
             show(st.warning, "No restaurant '{b}' in {d}; showing another one.", b=str(st.session_state[K_REST])[:80],
                  d=dataset)
-        st.session_state[K_REST] = gt_views.verdict_grid(frame)["business_id"][0]
+        st.session_state[K_REST] = names["business_id"][0]
     k_options = list(dict.fromkeys([*DEFAULT_KS, k_text, "all"]))
-    c_rest, c_task, c_def, c_k, c_judge = st.columns([4, 2, 2, 1, 2])
-    business_id = c_rest.selectbox("Restaurant", sorted(names, key=lambda b: names[b].lower()), key=K_REST,
-                                   persist_state="session", format_func=lambda b: names.get(b, b))
+    c_rest, c_task, c_def, c_k, c_judge = st.columns([4, 2, 2, 1, 2], vertical_alignment="bottom")
+    search = ""
+    if names.height > trace_cache.LIST_ALL:
+        search = c_rest.text_input("Find a restaurant", key=K_FIND, placeholder="name contains …",
+                                   help=f"The picker lists the first {trace_cache.LIST_ALL:,} restaurants whose "
+                                        f"name contains this text (of {names.height:,}).") or ""
+    options = trace_cache.picker_options(names, st.session_state[K_REST], search)
+    business_id = c_rest.selectbox("Restaurant", list(options), key=K_REST, persist_state="session",
+                                   format_func=lambda b: options.get(b, b))
     c_task.selectbox("Task", tasks, key=K_TASK, persist_state="session")
     definition = c_def.selectbox("Formula / policy / variant", defs, key=K_DEF, persist_state="session")
     c_k.selectbox("K", k_options, key=K_K, persist_state="session", accept_new_options=True,
@@ -162,15 +170,16 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
                                                   ("compare", compare)) if v})
     st.session_state[K_APPLIED] = json.dumps(sorted((k, v) for k, v in st.query_params.to_dict().items()
                                                     if k in QUERY))
+    frame = trace_cache.restaurant_frame(ws, dataset, task, judge, definition, ks, business_id)  # this one only
     d = cache.resolved(ws, definition).definition
     traced = judge or cache.judging_status(ws, dataset, task).gt_judge
-    return Trace(ws, dataset, task, definition, judge, business_id, k_text, k_value, ks, frame, names,
+    return Trace(ws, dataset, task, definition, judge, business_id, k_text, k_value, ks, frame, lookup,
                  gt_views.verdict_scale(d), gt_views.is_scored(d), compare, traced)
 
 
 def compare_selector(t: Trace) -> dict[int, dict[str, Any]]:
     """A second judge to show beside the traced one on every review card; its fields by idx."""
-    others = [j for j in cache.judge_names(t.ws, t.dataset, t.task) if j != t.gt_judge]
+    others = [j["judge"] for j in cache.judging_status(t.ws, t.dataset, t.task).judges if j["judge"] != t.gt_judge]
     if not others:
         return {}
     chosen = st.selectbox("Compare with judge", others, key=K_COMPARE, index=None, placeholder="no second judge",
@@ -245,7 +254,8 @@ def recompute_after_write(t: Trace, title: str, before_root: Any, before_k: dict
     """Record what a write changed and rerun. No cache clear: the write changed the data stamp,
     which keys every loader; other entries stay."""
     after = cache.trace(t.ws, t.dataset, t.task, t.judge, t.business_id, t.definition, t.k_value)
-    after_k = verdicts_by_k(cache.gt_frame(t.ws, t.dataset, t.task, t.judge, t.definition, t.ks), t.business_id)
+    after_k = verdicts_by_k(trace_cache.restaurant_frame(t.ws, t.dataset, t.task, t.judge, t.definition, t.ks,
+                                                         t.business_id), t.business_id)
     rows = [{"K": k, "before": f"{before_k[k][0]:.2f} {before_k[k][1]}", "after": f"{after_k[k][0]:.2f} {after_k[k][1]}"}
             for k in after_k if k in before_k]
     st.session_state[K_LAST] = {"business_id": t.business_id, "title": title, "verdicts": rows,

@@ -28,7 +28,7 @@ def counted(tmp_path, monkeypatch):
     real = gt_views.compute_frame
 
     def counting(inputs, definition, ks, **kw):
-        calls.append(getattr(definition, "name", definition))  # a name or a definition object
+        calls.extend([getattr(definition, "name", definition)] * len(ks))  # one per K computed
         return real(inputs, definition, ks, **kw)
 
     monkeypatch.setattr(gt_views, "compute_frame", counting)
@@ -42,18 +42,18 @@ def test_a_write_recomputes_only_what_depends_on_it(counted):
     v1 = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
     cache.gt_frame(ws, DATASET, TASK, None, "v2", KS)
     cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
-    assert calls == ["v1", "v2"]  # the second v1 is served from the cache
+    assert calls == ["v1", "v1", "v2", "v2"]  # each K once; the second v1 is served from the cache
     save_variant(ws, "strict", "v1", {"CRITICAL_THRESHOLD": 30.0})
     cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
     cache.gt_frame(ws, DATASET, TASK, None, "v2", KS)
-    assert calls == ["v1", "v2"]  # saving a variant leaves the committed definitions' frames alone
+    assert calls == ["v1", "v1", "v2", "v2"]  # saving a variant leaves the committed definitions' frames alone
     strict = cache.gt_frame(ws, DATASET, TASK, None, "strict", KS)
-    assert calls == ["v1", "v2", "v1"] and strict["variant"][0] == "strict"
+    assert calls == ["v1", "v1", "v2", "v2", "v1", "v1"] and strict["variant"][0] == "strict"
     assert strict.filter(strict["business_id"] == FLIP)["verdict"].to_list() == ["Low Risk", "High Risk"]
     add_override(ws, DATASET, TASK, business_id=FLIP, idx=30, corrected={"incident_severity": "none"},
                  reason="no reaction", author="t")
     after = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)  # the override changed this task's stamp
-    assert calls[-1] == "v1" and len(calls) == 4
+    assert calls[-1] == "v1" and len(calls) == 8
     assert after.filter(after["business_id"] == FLIP)["verdict"].to_list() == ["Low Risk", "Low Risk"]
     assert v1.filter(v1["business_id"] == FLIP)["verdict"].to_list() == ["Low Risk", "Critical Risk"]
 
@@ -220,10 +220,37 @@ def test_gt_frame_keyed_is_gt_frame_with_its_key(counted):
     cache entry for both pages) and the key is frame_key's."""
     ws, calls = counted
     frame, key = cache.gt_frame_keyed(ws, DATASET, TASK, None, "v1", KS)
-    assert frame.equals(cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)) and calls == ["v1"]
+    assert frame.equals(cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)) and calls == ["v1", "v1"]
     assert key == (cache.frame_key(ws, DATASET, TASK), None, "v1", tuple(KS))
     save_variant(ws, "strict", "v1", {"CRITICAL_THRESHOLD": 30.0})
     again, new_key = cache.gt_frame_keyed(ws, DATASET, TASK, None, "v1", KS)
-    assert calls == ["v1"] and new_key != key  # the frame is kept; the key (of charts naming variants) moves
+    assert calls == ["v1", "v1"] and new_key != key  # the frame is kept; the key (of charts naming variants) moves
     strict, _ = cache.gt_frame_keyed(ws, DATASET, TASK, None, "strict", KS)
-    assert strict["variant"][0] == "strict" and calls == ["v1", "v1"]
+    assert strict["variant"][0] == "strict" and calls == ["v1"] * 4
+    wider = cache.gt_frame(ws, DATASET, TASK, None, "v1", [*KS, 100])  # adding a K computes that K only
+    assert calls == ["v1"] * 5 and wider.filter(wider["k"] != 100).equals(frame)
+    whole = gt_views.compute_frame(gt_views.load_inputs(ws, DATASET, TASK), "v1", [*KS, 100], dataset=DATASET, task=TASK)
+    assert wider.drop("n_reviews_stored", "short_of_k").equals(whole)  # K by K is the frame of every K at once
+
+
+def test_each_k_is_kept_beside_the_log_until_the_data_changes(counted, monkeypatch):
+    """A new server process (caches cleared) reads each K's frame from beside the judge's log instead of
+    computing it; an override (a new data stamp) computes it again; what-if changes are never kept."""
+    from core.base import memo
+
+    ws, calls = counted
+    monkeypatch.setattr(memo, "MIN_BYTES", 0)  # the tiny log is kept like a large one
+    first = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
+    assert calls == ["v1", "v1"]
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    again = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
+    assert again.equals(first) and calls == ["v1", "v1"]  # read, not computed
+    assert len(list(ws.judgments_dir(DATASET, TASK).glob(".*.gt-*.parquet"))) == 2
+    cache.gt_frame(ws, DATASET, TASK, None, "v1", KS, {"CRITICAL_THRESHOLD": 30.0})
+    assert len(calls) == 4 and len(list(ws.judgments_dir(DATASET, TASK).glob(".*.gt-*.parquet"))) == 2
+    add_override(ws, DATASET, TASK, business_id=FLIP, idx=30, corrected={"incident_severity": "none"},
+                 reason="no reaction", author="t")
+    st.cache_resource.clear()
+    after = cache.gt_frame(ws, DATASET, TASK, None, "v1", KS)
+    assert len(calls) == 6 and after.filter(after["business_id"] == FLIP)["verdict"].to_list() == ["Low Risk"] * 2

@@ -127,7 +127,8 @@ def uncertain_by_k(probs: pl.DataFrame, ks: Sequence[int | None]) -> pl.DataFram
 def with_probability(table: pl.DataFrame, probs: pl.DataFrame, k: int | None) -> pl.DataFrame:
     """The primitives table of one K with ``P(verdict)`` after ``verdict`` and ``other verdicts`` (each
     other verdict's probability, where above 0)."""
-    at = probs.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+    at = probs.filter((pl.col("k").is_null() if k is None else pl.col("k") == k)
+                      & pl.col("business_id").is_in(table["business_id"].implode()))  # the rows shown only
     others = {r["business_id"]: ", ".join(f"{v} {p:.2f}" for v, p in r["p"].items() if p > 0 and v != r["verdict"])
               for r in at.iter_rows(named=True)}
     p = dict(at.select("business_id", "p_verdict").iter_rows())

@@ -16,6 +16,7 @@ import polars as pl
 
 from core.ground_truth import VERDICTS, Formula, Policy, get_definition, gt_filename, k_label
 from core.ground_truth.export import gt_payload, with_addm_columns
+from core.ground_truth.views.paging import display_name_expr, k_slices, name_frame, side_by_side
 
 SORTS = ("Highest score", "Most verdict changes", "Name")
 HIDDEN_COLUMNS = ("formula_version", "dataset", "task", "judge", "judgments_sha256", "incidents", "policy_id", "categories",
@@ -26,7 +27,7 @@ def verdict_order(frame: pl.DataFrame, scale: Sequence[str] | None = None) -> li
     """The ordered verdict scale of a GT frame: ``scale`` (its definition's, mildest first; default
     Low/High/Critical Risk), then any other verdict the frame holds, alphabetically."""
     known = list(scale or VERDICTS)
-    present = set(frame["verdict"].drop_nulls().to_list()) if "verdict" in frame.columns else set()
+    present = set(frame["verdict"].drop_nulls().unique().to_list()) if "verdict" in frame.columns else set()
     return [*known, *sorted(present - set(known))]
 
 
@@ -67,10 +68,8 @@ def column_of(k: int | None) -> str:
 
 def display_names(frame: pl.DataFrame) -> dict[str, str]:
     """business_id -> name, with `` [id]`` appended where two restaurants share a name."""
-    pairs = frame.select("business_id", "name").unique("business_id", maintain_order=True)
-    counts = pairs.group_by("name").len()
-    dup = set(counts.filter(pl.col("len") > 1)["name"].to_list())
-    return {b: (f"{n} [{b[:8]}]" if n in dup else str(n)) for b, n in pairs.iter_rows()}
+    named = name_frame(frame)
+    return dict(zip(named["business_id"].to_list(), named["name"].to_list(), strict=True))
 
 
 def _per_restaurant(frame: pl.DataFrame) -> pl.DataFrame:
@@ -87,23 +86,9 @@ def _per_restaurant(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
-                 search: str = "", rank_by: Sequence[str] | None = None,
-                 names: Mapping[str, str] | None = None) -> pl.DataFrame:
-    """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
-
-    Args:
-        flips_only: keep restaurants whose verdict changes with K.
-        sort: one of :data:`SORTS`.
-        search: keep names containing this text (case-insensitive).
-        rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
-            their highest verdict at any K (for a rule policy, whose score is always 0).
-        names: ``display_names(frame)`` when the caller has it.
-    """
-    if sort not in SORTS:
-        raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
-    f = with_score(frame)
-    ks = k_order(f["k"].to_list())
+def _joined_rows(f: pl.DataFrame, ks: list[int | None], rank_by: Sequence[str] | None,
+                 names: Mapping[str, str] | None) -> pl.DataFrame:
+    """:func:`verdict_grid`'s rows of a frame whose K do not line up (grouped and pivoted)."""
     wide = f.select("business_id", pl.col("k").fill_null(2**62).alias("_k"), "score").pivot(
         on="_k", index="business_id", values="score", sort_columns=True
     )
@@ -114,9 +99,37 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
     if rank_by:
         rank = {v: i for i, v in enumerate(rank_by)}
         top = f.group_by("business_id").agg(pl.col("verdict").replace_strict(rank, default=-1).max().alias("_rank"))
-        rows = rows.join(top, on="business_id", how="left")
+        return rows.join(top, on="business_id", how="left")
+    return rows.with_columns(pl.lit(0).alias("_rank"))
+
+
+def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
+                 search: str = "", rank_by: Sequence[str] | None = None,
+                 names: Mapping[str, str] | None = None, keep_hidden: bool = False) -> pl.DataFrame:
+    """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
+
+    Args:
+        flips_only: keep restaurants whose verdict changes with K.
+        sort: one of :data:`SORTS`.
+        search: keep names containing this text (case-insensitive).
+        rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
+            their highest verdict at any K (for a rule policy, whose score is always 0).
+        names: ``display_names(frame)`` when the caller has it.
+        keep_hidden: also ``_short`` (fewer reviews stored than some K) and ``_stored`` (reviews
+            stored), when the frame lines up by K (:func:`~core.ground_truth.views.paging.k_slices`).
+    """
+    if sort not in SORTS:
+        raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
+    f = with_score(frame)
+    ks = k_order(f["k"].unique().to_list())
+    parts = k_slices(f, ks)
+    if parts is not None:  # every K holds the same restaurants in the same order: columns side by side
+        rank = {v: i for i, v in enumerate(rank_by)} if rank_by else None
+        rows = side_by_side(parts, ks, [column_of(k) for k in ks], rank)
+        if names is not None:
+            rows = rows.with_columns(pl.col("business_id").replace_strict(names, default=pl.col("name")).alias("name"))
     else:
-        rows = rows.with_columns(pl.lit(0).alias("_rank"))
+        rows = _joined_rows(f, ks, rank_by, names)
     if flips_only:
         rows = rows.filter(pl.col("changes") > 0)
     if search.strip():
@@ -126,8 +139,9 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
         "Most verdict changes": (["changes", "max_score", "name"], [True, True, False]),
         "Name": (["name"], [False]),
     }[sort]
+    extra = [c for c in ("_short", "_stored") if keep_hidden and c in rows.columns]
     return rows.sort(order[0], descending=order[1]).select(
-        "name", "path", "changes", "max_score", *[column_of(k) for k in ks], "business_id"
+        "name", "path", "changes", "max_score", *[column_of(k) for k in ks], "business_id", *extra
     )
 
 
@@ -171,13 +185,10 @@ def primitive_table(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
     """Every restaurant at one K with every primitive: name, verdict, score, the record fields
     (formula) or counts (policy), business_id; highest score first."""
     rows = with_score(frame).filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
-    names = display_names(rows) if rows.height else {}
     keep = [c for c in rows.columns if c not in (*HIDDEN_COLUMNS, "business_id", "name", "k", "verdict", "score",
                                                   "final_risk_score")]
-    return rows.select(
-        pl.col("business_id").replace_strict(names, default=pl.col("name")).alias("name") if names else "name",
-        "verdict", "score", *keep, "business_id",
-    ).sort(["score", "name"], descending=[True, False])
+    return rows.select(display_name_expr(), "verdict", "score", *keep, "business_id",
+                       ).sort(["score", "name"], descending=[True, False])
 
 
 def trace_params(dataset: str, task: str, definition: str, k: int | None, business_id: str,

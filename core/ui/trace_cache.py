@@ -1,0 +1,71 @@
+"""What the Trace page loads: one restaurant's GT and the restaurants' names, never the GT of every
+restaurant (issue 27: at 150,000 restaurants that frame costs seconds and the page shows one row of it).
+
+Keyed like :mod:`core.ui.cache` by the data stamp (and the variants stamp for a saved variant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+import streamlit as st
+
+from core.ground_truth import views as gt_views
+from core.ground_truth.views.paging import ColumnLookup, name_frame
+from core.ui import cache
+from core.workspace import Workspace
+
+LIST_ALL = 1_000  # up to this many restaurants the picker lists them all; beyond, the matches of a search
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _one_frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
+               ks: tuple[int | None, ...], vstamp: str, business_id: str) -> pl.DataFrame:
+    one = gt_views.restaurant_inputs(cache._inputs(root, dataset, task, judge, stamp), business_id)
+    return cache.frame_of(one, root, dataset, task, stamp, definition, ks, (), vstamp)
+
+
+def restaurant_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+                     ks: Sequence[int | None], business_id: str) -> pl.DataFrame:
+    """GT of one restaurant at every K of ``ks`` (the rows of :func:`core.ui.cache.gt_frame` for it).
+
+    Raises:
+        ValueError: no restaurant ``business_id`` in the dataset.
+    """
+    return _one_frame(str(ws.root), dataset, task, judge, cache.data_key(ws, dataset, task), definition, tuple(ks),
+                      cache._stamp_of_name(ws, definition), business_id)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)  # shared, not copied
+def _names(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> pl.DataFrame:
+    restaurants = cache._inputs(root, dataset, task, judge, stamp).restaurants
+    named = name_frame(restaurants.select("business_id", "name"))
+    return named.sort(pl.col("name").str.to_lowercase(), "business_id")
+
+
+def restaurant_names(ws: Workspace, dataset: str, task: str, judge: str | None) -> pl.DataFrame:
+    """business_id, name (display name) of every restaurant, by name (case-insensitive)."""
+    return _names(str(ws.root), dataset, task, judge, cache.data_key(ws, dataset, task))
+
+
+def names_lookup(names: pl.DataFrame) -> ColumnLookup:
+    """business_id -> display name over :func:`restaurant_names`."""
+    return ColumnLookup(names, "business_id", "name")
+
+
+def picker_options(names: pl.DataFrame, selected: str, search: str = "") -> dict[str, str]:
+    """business_id -> display name of the restaurant picker: every restaurant up to :data:`LIST_ALL`,
+    beyond that the first :data:`LIST_ALL` whose name contains ``search`` (case-insensitive); the
+    selected one always (first when it is not among them). In name order."""
+    rows = names
+    if names.height > LIST_ALL:
+        if search.strip():
+            rows = names.filter(pl.col("name").str.to_lowercase().str.contains(search.strip().lower(), literal=True))
+        rows = rows.head(LIST_ALL)
+    out = dict(zip(rows["business_id"].to_list(), rows["name"].to_list(), strict=True))
+    if selected not in out:
+        hit = names.filter(pl.col("business_id") == selected)
+        if hit.height:
+            out = {selected: hit["name"][0], **out}
+    return out
