@@ -1,7 +1,7 @@
 """Judgments as ground truth reads them: the store's latest judgment per review, human overrides on top.
 
-The log itself (paths, appends, stale texts, judges, the GT judge) is :mod:`core.judgments.store`,
-re-exported here; human corrections are :mod:`core.judgments.overrides`. This module sits above both, so the
+The log itself (paths, appends, stale texts) is :mod:`core.judgments.store`, a task's judges and the GT
+judge :mod:`core.judgments.catalog`, both re-exported here; human corrections are :mod:`core.judgments.overrides`. This module sits above both, so the
 store never imports the overrides and the overrides never import this.
 """
 
@@ -9,6 +9,15 @@ from __future__ import annotations
 
 import polars as pl
 
+from core.judgments.catalog import (
+    get_gt_judge,
+    judgment_columns,
+    list_judges,
+    load_raw_judgments,
+    resolve_judge,
+    review_metadata,
+    set_gt_judge,
+)
 from core.judgments.overrides import apply_overrides as _apply_overrides
 from core.judgments.store import (
     JUDGE_ID_MAX,
@@ -19,21 +28,14 @@ from core.judgments.store import (
     append_judgments,
     check_judge_id,
     current_text_hashes,
-    get_gt_judge,
     judge_file,
     judged_keys,
-    judgment_columns,
     judgment_path,
     latest,
-    list_judges,
-    load_raw_judgments,
     log_schema,
     now_iso,
     prune_stale,
     read_log,
-    resolve_judge,
-    review_metadata,
-    set_gt_judge,
     split_stale,
     stale_count,
 )

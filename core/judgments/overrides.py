@@ -28,7 +28,7 @@ from core.base.errors import DataError, UnknownNameError, WorkbenchError
 from core.base.files import append_jsonl, read_json, read_jsonl_log
 from core.base.settings import require_writable
 from core.datasets import scan_reviews
-from core.judgments.store import get_gt_judge, load_raw_judgments
+from core.judgments.catalog import get_gt_judge, load_raw_judgments
 from core.tasks import Task, get_task
 from core.workspace import Workspace
 

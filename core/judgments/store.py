@@ -22,7 +22,8 @@ listed; GT formulas skip them (they filter ``parse_error IS NULL``), so a judge'
 turns into an enum value.
 
 ``judgments/{dataset}/{task}/_settings.json`` records the dataset/task's GT judge (the judge whose
-judgments ground truth uses when no judge is named).
+judgments ground truth uses when no judge is named): :mod:`core.judgments.catalog`, which also lists
+a task's judges and loads one judge's judgments as GT reads them.
 """
 
 from __future__ import annotations
@@ -39,17 +40,14 @@ from typing import Any
 import polars as pl
 
 from core.base.clock import now_iso
-from core.base.errors import DataError, UnknownNameError, WorkbenchError
+from core.base.errors import DataError, WorkbenchError
 from core.base.files import (
     append_jsonl,
     append_jsonl_bytes,
-    read_json,
     read_jsonl_log,
-    write_json_atomic,
     write_jsonl_atomic,
 )
-from core.base.settings import require_writable
-from core.datasets import scan_restaurants, scan_reviews
+from core.datasets import scan_reviews
 from core.judgments.log_cache import read_cached
 from core.tasks import Task, get_task
 from core.tasks.keyword_index import INDEX_FILE, index_stats, text_hashes
@@ -97,7 +95,7 @@ def judgment_path(ws: Workspace, dataset: str, task: str, judge: str) -> Path:
     return ws.judgments_dir(dataset, task) / f"{judge_file(judge)}.jsonl"
 
 
-def _judge_of_file(path: Path) -> str | None:
+def judge_of_file(path: Path) -> str | None:
     """The judge id of a log file: its stem, or for a mapped name the id its records carry."""
     if "~" not in path.stem:
         return path.stem
@@ -300,160 +298,3 @@ def judged_keys(ws: Workspace, dataset: str, task: str, judge: str) -> set[tuple
     df = latest(split_stale(ws, dataset, log)[0])
     df = df.filter(pl.col("parse_error").is_null()).select(KEY).unique()
     return set(zip(df["business_id"].to_list(), df["idx"].to_list(), strict=True))
-
-
-def list_judges(ws: Workspace, dataset: str, task: str) -> list[dict[str, Any]]:
-    """Judges with a log for this dataset/task: ``judge, n, n_parse_errors, last_created_at,
-    prompt_versions, is_gt_judge`` (n counts distinct reviews, latest record per review)."""
-    folder = ws.judgments_dir(dataset, task)
-    if not folder.exists():
-        return []
-    out: list[dict[str, Any]] = []
-    for path in sorted(folder.glob("*.jsonl")):
-        judge = _judge_of_file(path)
-        if judge is None:
-            continue
-        df = latest(read_log(ws, dataset, task, judge, columns=(*KEY, "parse_error", "created_at", "prompt_version")))
-        if df.height == 0:
-            continue
-        out.append({
-            "judge": judge,
-            "n": df.height,
-            "n_parse_errors": int(df["parse_error"].is_not_null().sum()),
-            "last_created_at": df["created_at"].max(),
-            "prompt_versions": sorted(v for v in df["prompt_version"].unique().to_list() if v is not None),
-        })
-    gt = _pick_gt([j["judge"] for j in out], _read_settings(ws, dataset, task).get("gt_judge"))
-    for item in out:
-        item["is_gt_judge"] = item["judge"] == gt
-    return out
-
-
-def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
-    """The judges :func:`list_judges` lists, in its order, without reading their logs: a judge
-    counts when its log's first line is a record (a log holding only a torn line counts none)."""
-    folder = ws.judgments_dir(dataset, task)
-    if not folder.exists():
-        return []
-    out = []
-    for path in sorted(folder.glob("*.jsonl")):
-        judge = _judge_of_file(path)
-        if judge is not None and _has_record(path):
-            out.append(judge)
-    return out
-
-
-def _has_record(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            for line in fh:
-                if line.strip():
-                    return line.endswith(b"\n") and isinstance(_loads(line), dict)
-    except OSError:
-        return False
-    return False
-
-
-def _loads(line: bytes) -> Any:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return None
-
-
-def _pick_gt(judges: list[str], chosen: str | None) -> str | None:
-    if chosen in judges:
-        return chosen
-    return judges[0] if len(judges) == 1 else None
-
-
-def _settings_path(ws: Workspace, dataset: str, task: str) -> Path:
-    return ws.judgments_dir(dataset, task) / SETTINGS_FILE
-
-
-def _read_settings(ws: Workspace, dataset: str, task: str) -> dict[str, Any]:
-    path = _settings_path(ws, dataset, task)
-    if not path.exists():
-        return {}
-    data = read_json(path)
-    return data if isinstance(data, dict) else {}
-
-
-def set_gt_judge(ws: Workspace, dataset: str, task: str, judge: str) -> None:
-    """Record ``judge`` as the GT judge of this dataset/task (it must have judgments)."""
-    require_writable("choose the GT judge")
-    get_task(task, ws)
-    judges = [j["judge"] for j in list_judges(ws, dataset, task)]
-    if judge not in judges:
-        raise UnknownNameError(f"judge of {dataset}/{task}", judge, judges)
-    settings = _read_settings(ws, dataset, task)
-    settings.update({"gt_judge": judge, "updated_at": now_iso()})
-    write_json_atomic(_settings_path(ws, dataset, task), settings)
-
-
-def get_gt_judge(ws: Workspace, dataset: str, task: str) -> str | None:
-    """The recorded GT judge, else the only judge, else None (no judge or several)."""
-    return _pick_gt(judge_names(ws, dataset, task), _read_settings(ws, dataset, task).get("gt_judge"))
-
-
-def resolve_judge(ws: Workspace, dataset: str, task: str, judge: str | None) -> str:
-    """``judge`` if given (it must have a log), else the GT judge; a clear error otherwise."""
-    judges = judge_names(ws, dataset, task)
-    if judge is not None:
-        if judge not in judges:
-            raise UnknownNameError(f"judge of {dataset}/{task}", judge, judges)
-        return judge
-    chosen = get_gt_judge(ws, dataset, task)
-    if chosen is None:
-        if not judges:
-            raise WorkbenchError(f"no judgments for dataset {dataset!r}, task {task!r}: run `python -m core judge` first")
-        raise WorkbenchError(
-            f"several judges for {dataset}/{task} ({', '.join(judges)}) and no GT judge set: "
-            "pick one with --judge or set_gt_judge"
-        )
-    return chosen
-
-
-def review_metadata(ws: Workspace, dataset: str) -> pl.DataFrame:
-    """``business_id, review_id, idx, date, stars, useful, name, categories`` of every review
-    (the dataset's lock is verified first; UnknownNameError when it is not imported)."""
-    reviews = scan_reviews(ws, dataset).select("business_id", "review_id", pl.col("idx").cast(pl.Int64), "date",
-                                               "stars", "useful")
-    rest = scan_restaurants(ws, dataset).select("business_id", "name", "categories")
-    return reviews.join(rest, on="business_id", how="left").select(META_COLUMNS).collect()
-
-
-_RAW_JUDGMENT_COLUMNS = ("business_id", "review_id", "idx", "text_hash", "fields", "excerpt", "parse_error", "judge",
-                         "prompt_version", "created_at", "confidence")
-
-
-def load_raw_judgments(ws: Workspace, dataset: str, task: str, judge: str | None = None) -> pl.DataFrame:
-    """The latest judgment per review of one judge as the judge wrote it (no human overrides),
-    review metadata joined, sorted by (business_id, idx); stale judgments (another text) left out.
-
-    Columns: business_id, review_id, idx, date, stars, useful, name, categories, the task's
-    schema fields, excerpt, parse_error, judge, overridden (False), override_id (null),
-    prompt_version, created_at, confidence. ``judge=None`` takes the GT judge (:func:`resolve_judge`).
-    GT reads :func:`core.judgments.load_judgments`, which applies the overrides on top.
-    """
-    spec = get_task(task, ws)
-    judge = resolve_judge(ws, dataset, task, judge)
-    log = read_log(ws, dataset, task, judge, columns=_RAW_JUDGMENT_COLUMNS)
-    log = latest(split_stale(ws, dataset, log)[0])
-    df = log.select(
-        "business_id", pl.col("review_id").alias("_log_review_id"), "idx",
-        *[pl.col("fields").struct.field(f).alias(f) for f in spec.field_names],
-        "excerpt", "parse_error", "judge", "prompt_version", "created_at", "confidence",
-    )
-    meta = review_metadata(ws, dataset)
-    df = df.join(meta, on=list(KEY), how="left").with_columns(
-        pl.coalesce("review_id", "_log_review_id").alias("review_id")
-    )
-    df = df.with_columns(pl.lit(False).alias("overridden"), pl.lit(None, pl.String).alias("override_id"))
-    return df.select(judgment_columns(spec)).sort(list(KEY))
-
-
-def judgment_columns(spec: Task) -> list[str]:
-    """The columns of a loaded judgments frame, in order."""
-    return [*META_COLUMNS, *spec.field_names, "excerpt", "parse_error", "judge", "overridden",
-            "override_id", "prompt_version", "created_at", "confidence"]

@@ -89,7 +89,7 @@ WRITES = {
     "delete a variant": lambda ws: __import__("core.ground_truth.variants", fromlist=["x"]).delete_variant(ws, "mine"),
     "judge reviews": lambda ws: __import__("core.ground_truth.views", fromlist=["x"]).run_index_and_judge(ws, "demo", "G1a"),
     "build the keyword index": lambda ws: __import__("core.tasks.keyword_index", fromlist=["x"]).build_index(ws, "demo"),
-    "choose the GT judge": lambda ws: __import__("core.judgments.store", fromlist=["x"]).set_gt_judge(
+    "choose the GT judge": lambda ws: __import__("core.judgments.catalog", fromlist=["x"]).set_gt_judge(
         ws, "demo", "G1a", "heuristic-v2"),
     "change a rater's role": lambda ws: identity.set_role(_store(ws), "ana", "admin"),
     "retire a rater code": lambda ws: identity.retire_rater(_store(ws), "ana", by="boss"),
