@@ -9,7 +9,7 @@ from core import ui
 from core.metrics import charts as rc
 from core.ui import claims as uc
 from core.ui import results as ur
-from core.ui import results_noise, results_samples
+from core.ui import results_gt, results_noise, results_samples
 from core.ui.text import safe, show
 
 K_MODE, K_RUN, K_RUNS, K_BASE, K_OTHER = "results.mode", "results.run", "results.runs", "results.baseline", "results.other"
@@ -62,7 +62,7 @@ if mode == MODES[0]:
                       total=f"{run['total']:,}" if isinstance(run.get("total"), int) else run.get("total"),
                       method=run.get("method"), model=run.get("model"), k=run.get("k"),
                       policy=run.get("policy_id")))
-    ur.gt_panel(ws, stamp)
+    results_gt.gt_panel(ws, stamp)
     results_noise.run_section(ws, stamp)  # the score's spread over GT draws from a judge's measured error
     offline = ur.offline_note(ws, run)
     if offline:
@@ -97,7 +97,7 @@ else:
     base_label = st.selectbox("Baseline", chosen, key=K_BASE)
     picked = tuple(stamps[labels.index(c)] for c in chosen)
     base = chosen.index(base_label)
-    ur.compare_gt_note(ws, picked, chosen)
+    results_gt.compare_gt_note(ws, picked, chosen)
     cmp = ur.comparison(picked, base)
     st.vega_lite_chart(ur.chart_spec("cmp", picked, lambda: rc.comparison_chart(cmp)))
     show(st.markdown, "**Paired differences against {base}** (bootstrap over the restaurants both runs scored against the same GT verdict; "

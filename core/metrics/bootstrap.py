@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from core.metrics.process import PROCESS_WEIGHTS
 
 MAX_CELLS = 4_000_000  # resample × restaurant cells drawn and scored at once (~100 MB of work arrays)
+MAX_GROUP_COLUMNS = 32  # tie groups × (labels + 1) of the AP's group indicator (n × 32 cells at most)
 HEADLINE = ("ordinal_auprc", "process_score", "consistency_score", "accuracy")
 # Per-restaurant count columns of the ratio scores: (numerator, denominator).
 PROCESS_COUNTS = {
@@ -116,10 +117,15 @@ def weighted_average_precisions(ys: NDArray[Any], score: NDArray[np.float64], we
 
     Samples are sorted once by score (descending); a tie group is one threshold, scored at its
     end: AP = Σ_g Δtp_g · tp_g / seen_g / P, where tp and seen are running weighted sums.
+    With few distinct scores (a handful of verdict levels), the weights are summed per tie group
+    first (:func:`_group_sums`) and the running sums taken over the groups.
     """
     n = len(score)
     if n == 0:
         return np.full((len(ys), weights.shape[0]), np.nan)
+    grouped = _group_sums(ys, score, weights)
+    if grouped is not None:
+        return _grouped_aps(*grouped)
     if np.all(score[:-1] >= score[1:]):  # already in descending order (bootstrap_intervals sorts once)
         order, s, w = np.arange(n), score, weights
     else:
@@ -139,6 +145,48 @@ def weighted_average_precisions(ys: NDArray[Any], score: NDArray[np.float64], we
         if ties:
             tp = tp[:, ends]
             wy = np.diff(tp, axis=1, prepend=0.0)  # positives gained per tie group
+        positives = tp[:, -1]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives
+        out.append(np.where((positives > 0) & (positives < total), ap, np.nan))
+    return np.vstack(out)
+
+
+def _group_sums(ys: NDArray[Any], score: NDArray[np.float64],
+                weights: NDArray[Any]) -> tuple[NDArray[Any], list[NDArray[Any]]] | None:
+    """Per tie group (descending score): the drawn weight (B, G) and, per label, the positive
+    weight (B, G) — one matrix product with a 0/1 group indicator, in any sample order. None when
+    the scores take too many values (more than :data:`MAX_GROUP_COLUMNS` columns) or hold a NaN.
+
+    The sums are whole numbers below 2**24 (draw counts), so any summation order gives exactly
+    the cumulative sums' values at the group ends: every AP is bit-identical to the sorted pass.
+    """
+    n = len(score)
+    if np.isnan(score).any():
+        return None
+    uniq = np.unique(score)
+    g = len(uniq)
+    if g == n or g * (len(ys) + 1) > MAX_GROUP_COLUMNS:
+        return None
+    gid = (g - 1) - np.searchsorted(uniq, score)  # group 0 holds the highest score
+    rows = np.arange(n)
+    indicator = np.zeros((n, g * (len(ys) + 1)), dtype=weights.dtype)
+    indicator[rows, gid] = 1
+    for i, y in enumerate(ys):
+        indicator[rows, (i + 1) * g + gid] = np.asarray(y, dtype=weights.dtype)
+    sums = weights @ indicator
+    return sums[:, :g], [sums[:, (i + 1) * g:(i + 2) * g] for i in range(len(ys))]
+
+
+def _grouped_aps(drawn: NDArray[Any], positive: list[NDArray[Any]]) -> NDArray[np.float64]:
+    """:func:`weighted_average_precisions` from per-group sums (B, G): the same arithmetic."""
+    seen = np.cumsum(drawn, axis=1)
+    total = seen[:, -1].copy()
+    seen[seen == 0] = 1.0  # nothing drawn yet: no positive gained there either
+    out = []
+    for group_pos in positive:
+        tp = np.cumsum(group_pos, axis=1)
+        wy = np.diff(tp, axis=1, prepend=0.0)  # positives gained per tie group
         positives = tp[:, -1]
         with np.errstate(invalid="ignore", divide="ignore"):
             ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives

@@ -22,8 +22,16 @@ from core.workspace import Workspace
 
 K_ITEM, K_BINS, K_BOOT, K_PAIR = "label_review.item", "label_review.bins", "label_review.boot", "label_review.pair"
 K_FLASH, K_QUEUE = "label_review.flash", "label_review.queue"
+
+
+def count_column(label: str) -> Any:
+    """A whole-number column shown with thousands separators (1,024)."""
+    return st.column_config.NumberColumn(label, format="localized")
+
+
 PAIR_COLUMNS: dict[str, Any] = {
-    "rater_a": "rater A", "rater_b": "rater B", "n": st.column_config.NumberColumn("shared items", width="small"),
+    "rater_a": "rater A", "rater_b": "rater B",
+    "n": st.column_config.NumberColumn("shared items", format="localized", width="small"),
     "pearson": "Pearson r [95% CI]", "spearman": "Spearman ρ [95% CI]",
     "mean_abs_diff": st.column_config.NumberColumn("mean |difference|", format="%.3f")}
 
@@ -100,8 +108,9 @@ def show_coverage(c: Context) -> None:
     m[3].metric("Raters", f"{summary['raters']:,}")
     st.subheader("Raters' progress")  # the whole width: every column of the table in view
     st.dataframe(mark_retired(reports.rater_progress_table(c.store, c.project), ["rater"],
-                              identity.retired_codes(c.store)), hide_index=True, width="stretch",
-                 column_config={"n_ratings": "ratings", "n_items": "items", "n_repeats": "repeat audits",
+                              identity.retired_codes(c.store)), hide_index=True, width="stretch", placeholder="—",
+                 column_config={"n_ratings": count_column("ratings"), "n_items": count_column("items"),
+                                "n_repeats": count_column("repeat audits"),
                                 "mean_seconds": st.column_config.NumberColumn("mean seconds", format="%.0f"),
                                 "last_rating_at": st.column_config.DatetimeColumn("last rating", format="YYYY-MM-DD")})
     left, _ = st.columns([1, 1], gap="large")

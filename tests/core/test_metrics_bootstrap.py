@@ -8,6 +8,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.cli import main
 from core.metrics import bootstrap
@@ -64,3 +66,25 @@ def test_runs_import_takes_n_boot(tmp_path, capsys):
 @pytest.mark.parametrize("n_boot", [1, 7])
 def test_fewer_resamples_than_a_block(n_boot):
     assert bootstrap_intervals(_table(10), n_boot=n_boot, seed=0)["scores"]["accuracy"]["n_boot"] == n_boot
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 60), n_boot=st.integers(1, 6), n_scores=st.integers(1, 6), n_labels=st.integers(1, 3),
+       seed=st.integers(0, 2**32 - 1), dtype=st.sampled_from([np.float32, np.float64]), presorted=st.booleans())
+def test_tie_grouped_ap_is_bit_identical_to_the_sorted_cumsum(n, n_boot, n_scores, n_labels, seed, dtype,
+                                                              presorted):
+    """The per-tie-group sums (one matrix product) give the very bits of the cumsum over every sample
+    (the formula before issue 27, still the path for mostly distinct scores: forced here with a zero cap)."""
+    rng = np.random.default_rng(seed)
+    score = rng.integers(0, n_scores, n) / max(n_scores - 1, 1)
+    if presorted:
+        score = np.sort(score)[::-1].copy()
+    ys = rng.integers(0, 2, size=(n_labels, n)).astype(bool)
+    weights = rng.integers(0, 4, size=(n_boot, n)).astype(dtype)
+    grouped = bootstrap.weighted_average_precisions(ys, score, weights)
+    assert bootstrap._group_sums(ys, score, weights) is not None or len(np.unique(score)) == n  # the grouped path ran
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(bootstrap, "MAX_GROUP_COLUMNS", 0)
+        cumsum = bootstrap.weighted_average_precisions(ys, score, weights)
+    assert grouped.dtype == cumsum.dtype and grouped.shape == cumsum.shape
+    assert grouped.tobytes() == cumsum.tobytes()
