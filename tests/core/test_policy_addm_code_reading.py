@@ -9,8 +9,9 @@ import yaml
 
 from core.base.errors import DataError
 from core.cli import main
-from core.ground_truth.policies.addm_convert import CODE_READING, Terms, convert_policy
+from core.ground_truth.policies.addm_convert import CODE_READING, convert_policy
 from core.ground_truth.policies.addm_import import import_policies
+from core.ground_truth.policies.addm_terms import Terms
 from core.ground_truth.policies.loader import get_policy, load_policy_file
 from core.workspace import Workspace
 from tests.helpers.policy_cases import HEAD, verdicts_by_k

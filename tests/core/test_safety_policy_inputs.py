@@ -13,7 +13,8 @@ import yaml
 
 from core.base.errors import DataError, UnknownNameError
 from core.base.files import read_yaml_mapping
-from core.ground_truth.policies.addm_import import Terms, convert_policy
+from core.ground_truth.policies.addm_convert import convert_policy
+from core.ground_truth.policies.addm_terms import Terms
 from core.ground_truth.policies.loader import get_policy, load_policy_file
 from core.workspace import Workspace
 

@@ -11,13 +11,14 @@ file and the YAML path; a value outside its term's enum is a warning (such a con
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.base.errors import DataError
 from core.base.files import read_yaml_mapping
+from core.ground_truth.policies.addm_terms import Terms, by_k_of, listed, unknown_keys, values_of
 from core.ground_truth.policies.loader import number
 
 RELEVANCE_FIELD = "is_relevant"
@@ -60,73 +61,6 @@ class Imported:
 
 
 _POLICY_ID = re.compile(r"(G(?:10|[1-9])_[a-z][a-z0-9_]{0,40})_(V\d{1,6})")
-_TERM_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]{0,127}")
-
-
-class Terms:
-    """Term libraries of a ``terms/`` folder: ``shared:ACCOUNT_TYPE`` → ``_shared.yaml``."""
-
-    def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
-        if not self.folder.is_dir():
-            raise DataError("terms folder not found", path=self.folder)
-        self._cache: dict[str, dict[str, Any]] = {}
-
-    def library(self, name: str, where: str, src: Path) -> dict[str, Any]:
-        if name not in self._cache:
-            path = self.library_path(name)
-            if not path.exists():
-                raise DataError(f"term library {name!r} not found in {self.folder}", path=src, field=where)
-            self._cache[name] = read_yaml_mapping(path)
-        return self._cache[name]
-
-    def resolve(self, ref: str, where: str, src: Path) -> tuple[str, dict[str, Any], bool]:
-        """(field name, term definition, whether it is a topic library term) of ``lib:TERM``."""
-        lib, _, term_id = str(ref).partition(":")
-        if not term_id or not _TERM_PART.fullmatch(lib) or not _TERM_PART.fullmatch(term_id):
-            # a library is a file name in the terms folder, never a path ("../../x/outside:TERM")
-            raise DataError(f"term reference {ref!r} is not library:TERM (letters, digits, _ and -)", path=src,
-                            field=where)
-        term = self.library(lib, where, src).get(term_id)
-        if not isinstance(term, dict) or not isinstance(term.get("values"), list):
-            raise DataError(f"term {term_id!r} not found in library {lib!r}", path=src, field=where)
-        for i, v in enumerate(term["values"]):  # each {id, label?, description?, cues?}
-            ok = isinstance(v, dict) and isinstance(v.get("id"), (str, int, bool)) and (
-                isinstance(v.get("cues") or [], list) and all(isinstance(c, (str, int)) for c in v.get("cues") or []))
-            if not ok:
-                raise DataError(f"expected a mapping with an id (and cues as a list of words), got {v!r:.60}",
-                                path=self.library_path(lib), field=f"{term_id}.values[{i}]")
-        return term_id.lower(), term, lib != "shared"
-
-    def library_path(self, name: str) -> Path:
-        """The file of term library ``name``."""
-        return self.folder / ("_shared.yaml" if name == "shared" else f"{name}.yaml")
-
-
-def _unknown(keys: Iterable[str], allowed: set[str], src: Path, where: str) -> None:
-    extra = sorted(set(keys) - allowed)
-    if extra:
-        raise DataError(f"cannot express {extra[0]!r} (supported: {', '.join(sorted(allowed))})",
-                        path=src, field=f"{where}.{extra[0]}" if where else extra[0])
-
-
-def _listed(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else [value]
-
-
-def _values(value: Any) -> list[str]:
-    items = _listed(value)
-    return [("true" if v else "false") if isinstance(v, bool) else str(v).strip().lower() for v in items]
-
-
-def _by_k(raw: Any, src: Path, where: str) -> dict[int, float] | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise DataError("expected a mapping K -> threshold", path=src, field=where)
-    return {number(k, src, where, integer=True, minimum=1): number(v, src, f"{where}.{k}") for k, v in raw.items()}
-
-
 class _Builder:
     """Builds one project policy from one ADDM policy document."""
 
@@ -140,15 +74,15 @@ class _Builder:
     def warn(self, where: str, message: str) -> None:
         self.warnings.append(f"{self.src}: {where}: {message}")
 
-    def check_values(self, filt: Mapping[str, Any], where: str) -> dict[str, list[str]]:
+    def checkvalues_of(self, filt: Mapping[str, Any], where: str) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for name, value in filt.items():
-            values = _values(value)
-            boolean = name != RELEVANCE_FIELD and any(isinstance(v, bool) for v in _listed(value))
+            values = values_of(value)
+            boolean = name != RELEVANCE_FIELD and any(isinstance(v, bool) for v in listed(value))
             if boolean:
                 self.departures.append("YAML boolean filter")
             if self.addm_code and boolean:
-                values = [v for v, raw in zip(values, _listed(value), strict=True) if not isinstance(raw, bool)]
+                values = [v for v, raw in zip(values, listed(value), strict=True) if not isinstance(raw, bool)]
                 self.warn(f"{where}.{name}", "a YAML boolean never equals the stored value in ADDM's code: "
                           "that value never matches")
             out[str(name)] = values
@@ -179,17 +113,17 @@ class _Builder:
 
     def build(self) -> Imported:
         data, src = self.data, self.src
-        _unknown(data, POLICY_KEYS, src, "")
+        unknown_keys(data, POLICY_KEYS, src, "")
         policy_id = str(data.get("policy_id") or "")
         m = _POLICY_ID.fullmatch(policy_id)  # fullmatch: "$" would take a trailing newline
         if not m:
             raise DataError(f"policy_id {policy_id!r:.80} is not G<n>_<topic>_V<n> (at most 60 characters)", path=src,
                             field="policy_id")
         normative = data.get("normative") or {}
-        _unknown(normative, NORMATIVE_KEYS, src, "normative")
+        unknown_keys(normative, NORMATIVE_KEYS, src, "normative")
         self.load_terms(normative)
         decision = normative.get("decision") or {}
-        _unknown(decision, DECISION_KEYS, src, "normative.decision")
+        unknown_keys(decision, DECISION_KEYS, src, "normative.decision")
         verdicts = [str(v) for v in decision.get("verdicts") or []]
         if len(verdicts) < 2:
             raise DataError("needs an ordered list of at least 2 verdicts", path=src, field="normative.decision.verdicts")
@@ -233,7 +167,7 @@ class _Builder:
             where = f"normative.decision.rules[{i}]"
             if not isinstance(rule, dict):
                 raise DataError("expected a mapping", path=self.src, field=where)
-            _unknown(rule, RULE_KEYS, self.src, where)
+            unknown_keys(rule, RULE_KEYS, self.src, where)
             if rule.get("verdict") not in verdicts:
                 raise DataError(f"verdict {rule.get('verdict')!r} is not in verdicts", path=self.src, field=f"{where}.verdict")
             if rule.get("default"):
@@ -262,7 +196,7 @@ class _Builder:
                                       for c in r["conditions"] for f in [c["where"]]]}
 
     def condition(self, cond: dict[str, Any], where: str) -> dict[str, Any]:
-        _unknown(cond, CONDITION_KEYS, self.src, where)
+        unknown_keys(cond, CONDITION_KEYS, self.src, where)
         kind = cond.get("type", "count_threshold")
         if kind not in ("count_threshold", "exists", "compound"):
             raise DataError(f"condition type {kind!r} cannot be expressed", path=self.src, field=f"{where}.type")
@@ -274,16 +208,16 @@ class _Builder:
             raise DataError("expected a mapping field -> value(s)", path=self.src, field=f"{where}.requires")
         at_least = 1 if kind == "exists" else number(cond.get("min_count", 1), self.src, f"{where}.min_count",
                                                      integer=True, minimum=0)
-        by_k = None if kind == "exists" else _by_k(cond.get("min_count_by_k"), self.src, f"{where}.min_count_by_k")
+        by_k = None if kind == "exists" else by_k_of(cond.get("min_count_by_k"), self.src, f"{where}.min_count_by_k")
         text = str(cond.get("text") or "").replace("{min_count}", str(at_least))
         out: dict[str, Any] = {"text": text or f"count ≥ {at_least}", "count": "reviews",
-                               "where": self.check_values(filt, f"{where}.filter"), "at_least": at_least}
+                               "where": self.checkvalues_of(filt, f"{where}.filter"), "at_least": at_least}
         if requires:
             self.departures.append("requires")
         if requires and self.addm_code:
             self.warn(f"{where}.requires", "ignored, as ADDM's code does: only the filter counts")
         elif requires:
-            out["requires"] = self.check_values(requires, f"{where}.requires")
+            out["requires"] = self.checkvalues_of(requires, f"{where}.requires")
         if by_k:
             out["at_least_by_k"] = {k: int(v) for k, v in by_k.items()}
         return out
@@ -292,7 +226,7 @@ class _Builder:
     def scoring(self, policy: dict[str, Any], scoring: Mapping[str, Any], rules: list[Any], verdicts: list[str],
                 firsthand: bool) -> None:
         src = self.src
-        _unknown(scoring, SCORING_KEYS, src, "normative.scoring")
+        unknown_keys(scoring, SCORING_KEYS, src, "normative.scoring")
         mapping = scoring.get("field_mapping")
         if mapping is None:
             self.warn("normative.scoring", "no field_mapping: ADDM's legacy fields (incident_severity, "
@@ -300,7 +234,7 @@ class _Builder:
             severity_field, value_map = "incident_severity", dict(LEGACY_SEVERITY)
             mod_maps = [{"field": f, "value": v, "label": lbl} for f, v, lbl in LEGACY_MODIFIERS]
         else:
-            _unknown(mapping, {"severity_field", "value_mappings", "modifier_mappings"}, src, "normative.scoring.field_mapping")
+            unknown_keys(mapping, {"severity_field", "value_mappings", "modifier_mappings"}, src, "normative.scoring.field_mapping")
             severity_field = str(mapping.get("severity_field") or "")
             value_map = {str(k).lower(): str(v) for k, v in (mapping.get("value_mappings") or {}).items()}
             mod_maps = list(mapping.get("modifier_mappings") or [])
@@ -324,9 +258,9 @@ class _Builder:
         modifiers, restaurant_modifiers = [], []
         for i, mod in enumerate(scoring.get("modifiers") or []):
             label = str(mod.get("label"))
-            alts = [{str(mm["field"]): _values(mm["value"])} for mm in mod_maps if str(mm.get("label")) == label]
+            alts = [{str(mm["field"]): values_of(mm["value"])} for mm in mod_maps if str(mm.get("label")) == label]
             for alt in alts:
-                self.check_values(alt, f"normative.scoring.field_mapping.modifier_mappings[{label}]")
+                self.checkvalues_of(alt, f"normative.scoring.field_mapping.modifier_mappings[{label}]")
             # ADDM's code adds "High-risk cuisine" once per restaurant with an incident, field_mapping or not
             if not alts and LEGACY_CUISINE[0].lower() in label.lower():
                 restaurant_modifiers.append({"label": label, "points": mod.get("points", 0), "min_incidents": 1,
@@ -406,14 +340,14 @@ class _Builder:
         out = []
         for i, t in indexed:
             where = f"normative.scoring.thresholds[{i}]"
-            _unknown(t, THRESHOLD_KEYS, self.src, where)
+            unknown_keys(t, THRESHOLD_KEYS, self.src, where)
             if t.get("verdict") not in verdicts:
                 raise DataError(f"verdict {t.get('verdict')!r} is not in verdicts", path=self.src, field=f"{where}.verdict")
             for direction, key in (("score_at_least", "min_score"), ("score_at_most", "max_score")):
                 if t.get(key) is None:
                     continue
                 number(t[key], self.src, f"{where}.{key}")  # NaN, inf, 1e400, "x": named here, not a traceback
-                by_k = _by_k(t.get(f"{key}_by_k"), self.src, f"{where}.{key}_by_k")
+                by_k = by_k_of(t.get(f"{key}_by_k"), self.src, f"{where}.{key}_by_k")
                 op = "≥" if key == "min_score" else "≤"
                 cond: dict[str, Any] = {"text": f"score {op} {t[key]}" + (" (per-K thresholds)" if by_k else ""),
                                         direction: t[key]}

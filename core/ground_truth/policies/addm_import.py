@@ -27,7 +27,8 @@ from core.base.errors import DataError
 from core.base.files import read_yaml_mapping, write_text_atomic
 from core.base.settings import require_writable
 from core.ground_truth.policies import Policy
-from core.ground_truth.policies.addm_convert import RELEVANCE_FIELD, Imported, Terms, convert_policy
+from core.ground_truth.policies.addm_convert import RELEVANCE_FIELD, Imported, convert_policy
+from core.ground_truth.policies.addm_terms import Terms
 from core.ground_truth.policies.loader import builtin_policy_ids, get_policy, load_policy_file
 from core.tasks import TASK_ID_RE, load_task_file
 from core.workspace import Workspace
