@@ -31,34 +31,9 @@ N_LEVELS = 4
 
 
 def old_weighted_average_precisions(ys: NDArray[Any], score: NDArray[np.float64], weights: NDArray[Any]) -> NDArray[np.float64]:
-    """The formula before issue 27 (cumsum over every sample, then the tie-group ends): the baseline."""
-    n = len(score)
-    if n == 0:
-        return np.full((len(ys), weights.shape[0]), np.nan)
-    if np.all(score[:-1] >= score[1:]):
-        order, s, w = np.arange(n), score, weights
-    else:
-        order = np.argsort(-score, kind="stable")
-        s, w = score[order], weights[:, order]
-    ends = np.flatnonzero(np.append(s[:-1] != s[1:], True))
-    ties = len(ends) < n
-    seen = np.cumsum(w, axis=1)
-    if ties:
-        seen = seen[:, ends]
-    seen[seen == 0] = 1.0
-    total = w.sum(axis=1)
-    out = []
-    for y in ys:
-        wy = w * np.asarray(y, dtype=w.dtype)[order]
-        tp = np.cumsum(wy, axis=1)
-        if ties:
-            tp = tp[:, ends]
-            wy = np.diff(tp, axis=1, prepend=0.0)
-        positives = tp[:, -1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives
-        out.append(np.where((positives > 0) & (positives < total), ap, np.nan))
-    return np.vstack(out)
+    """The formula before issue 27 (cumsum over every sample, then the tie-group ends): the baseline,
+    which the core keeps as its path for many distinct scores."""
+    return bootstrap.sorted_pass_aps(ys, score, weights)
 
 
 def run_table(n: int, seed: int, gt: NDArray[np.float64], levels: int) -> SampleTable:

@@ -126,6 +126,15 @@ def weighted_average_precisions(ys: NDArray[Any], score: NDArray[np.float64], we
     grouped = _group_sums(ys, score, weights)
     if grouped is not None:
         return _grouped_aps(*grouped)
+    return sorted_pass_aps(ys, score, weights)
+
+
+def sorted_pass_aps(ys: NDArray[Any], score: NDArray[np.float64], weights: NDArray[Any]) -> NDArray[np.float64]:
+    """:func:`weighted_average_precisions` by running sums over every sample in score order (the
+    path for many distinct scores, and the baseline of ``bench/paired_bootstrap.py``)."""
+    n = len(score)
+    if n == 0:
+        return np.full((len(ys), weights.shape[0]), np.nan)
     if np.all(score[:-1] >= score[1:]):  # already in descending order (bootstrap_intervals sorts once)
         order, s, w = np.arange(n), score, weights
     else:
