@@ -81,7 +81,8 @@ def _pins(scored: Any) -> dict[str, Any]:
     return {"answers_sha256": answers_sha256(scored)}
 
 
-@st.cache_resource(max_entries=512, show_spinner=False)
+@st.cache_resource(max_entries=512, show_spinner="Reading the run's samples (a large run's first read takes a while; "
+                                                   "what it needs is kept beside it for every later visit)…")
 def run_view(stamp: Stamp) -> RunView:
     """The one-run view of a results.json (:func:`core.runs.view.run_view`: its head and one row per
     sample, kept beside the file; read once per stamp, never mutate what it returns)."""
@@ -172,7 +173,7 @@ def _order(table: SampleTable) -> str:
     return hashlib.blake2b("\x1f".join(table.business_ids).encode(), digest_size=16).hexdigest()
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, show_spinner="Resampling both runs over the same restaurants (paired bootstrap)…")
 def pair(base: Stamp, other: Stamp, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Paired differences other − base (``paired_differences``), each side's resamples cached."""
     def resampled(side: str, table: SampleTable) -> dict[str, np.ndarray]:
