@@ -55,21 +55,30 @@ def start_server(latency: float, mode: str = "runs") -> tuple[subprocess.Popen, 
     return server, server.stdout.readline().strip()
 
 
-def cli_against_server(checkout: Path, root: Path, command: list[str], latency: float,
-                       mode: str = "runs") -> dict:
-    """``python -m core --workspace ROOT --no-progress COMMAND…`` from ``checkout`` against a fresh
-    server: wall time from spawn to exit, and the server's first request and last answer times."""
-    server, base_url = start_server(latency, mode)
+def timed_process(command: list[str], *, cwd: Path, env: dict[str, str], server: subprocess.Popen,
+                  base_url: str) -> tuple[subprocess.CompletedProcess, float, float, dict]:
+    """Run ``command`` to its exit against ``server`` (stopped afterwards, whatever happens): the
+    process, its spawn and exit times, and the server's counters (``_stats``)."""
     try:
-        env = {**os.environ, "PYTHONPATH": str(checkout), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench"}
         spawned = time.time()
-        proc = subprocess.run([sys.executable, "-m", "core", "--workspace", str(root), "--no-progress", *command],
-                              cwd=checkout, env=env, capture_output=True, text=True)
+        proc = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
         exited = time.time()
         stats = _stats(base_url)
     finally:
         server.terminate()
         server.wait()
+    return proc, spawned, exited, stats
+
+
+def cli_against_server(checkout: Path, root: Path, command: list[str], latency: float,
+                       mode: str = "runs") -> dict:
+    """``python -m core --workspace ROOT --no-progress COMMAND…`` from ``checkout`` against a fresh
+    server: wall time from spawn to exit, and the server's first request and last answer times."""
+    server, base_url = start_server(latency, mode)
+    env = {**os.environ, "PYTHONPATH": str(checkout), "OPENAI_BASE_URL": base_url, "OPENAI_API_KEY": "bench"}
+    proc, spawned, exited, stats = timed_process(
+        [sys.executable, "-m", "core", "--workspace", str(root), "--no-progress", *command],
+        cwd=checkout, env=env, server=server, base_url=base_url)
     if proc.returncode != 0:
         raise SystemExit(f"{command[0]} failed ({checkout}): {proc.stderr[-2000:]}")
     return {"wall": exited - spawned, "before": stats["first_request_at"] - spawned,

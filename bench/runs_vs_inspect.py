@@ -31,14 +31,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.runs import _stats, cli_run, start_server  # noqa: E402
+from bench.runs import cli_run, start_server, timed_process  # noqa: E402
 from core.demo import generate_demo  # noqa: E402
 from core.methods import METHODS  # noqa: E402
 from core.runs import RunConfig, plan_run  # noqa: E402
@@ -157,14 +156,7 @@ def inspect_run(venv_dir: Path, task_dir: Path, n: int, latency: float, concurre
                "-M", "responses_api=false"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "OPENAI_BASE_URL")}
     env.update({"OPENAI_API_KEY": "bench", "INSPECT_LOG_DIR": str(log_dir)})
-    try:
-        spawned = time.time()
-        proc = subprocess.run(command, cwd=task_dir, env=env, capture_output=True, text=True)
-        exited = time.time()
-        stats = _stats(base_url)
-    finally:
-        server.terminate()
-        server.wait()
+    proc, spawned, exited, stats = timed_process(command, cwd=task_dir, env=env, server=server, base_url=base_url)
     if proc.returncode != 0:
         raise SystemExit(f"inspect eval failed: {(proc.stderr or proc.stdout)[-2000:]}")
     check_inspect_log(venv_dir, log_dir, n)
