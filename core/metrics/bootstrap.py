@@ -14,7 +14,7 @@ very ones of the whole matrix and every figure is the same (a test checks it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -87,8 +87,23 @@ def resample_blocks(n: int, *, n_boot: int, seed: int, max_cells: int | None = N
 
 def scores_in_blocks(table: SampleTable, *, n_boot: int, seed: int) -> dict[str, NDArray[np.float64]]:
     """:func:`scores_from_counts` of every resample, computed a block of resamples at a time."""
-    parts = [scores_from_counts(table, w) for w in resample_blocks(len(table.business_ids), n_boot=n_boot, seed=seed)]
-    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+    return scores_of_blocks((table,), resample_blocks(len(table.business_ids), n_boot=n_boot, seed=seed))[0]
+
+
+def scores_of_blocks(tables: Sequence[SampleTable],
+                     blocks: Iterable[NDArray[np.float32]]) -> list[dict[str, NDArray[np.float64]]]:
+    """:func:`scores_from_counts` of each table (rows in one order) under every block of draw
+    counts: the blocks are drawn once for all the tables, and each block is summed for all of them
+    in one matrix product (the paired bootstrap's two sides share every draw)."""
+    designs = [_design(t, np.float32) for t in tables]
+    matrix = np.hstack([d.matrix for d in designs])
+    edges = np.cumsum([0] + [d.matrix.shape[1] for d in designs])
+    parts: list[list[dict[str, NDArray[np.float64]]]] = [[] for _ in tables]
+    for w in blocks:
+        sums = w @ matrix
+        for i, (table, design) in enumerate(zip(tables, designs, strict=True)):
+            parts[i].append(_scores_from_sums(table, design, sums[:, edges[i]:edges[i + 1]], w))
+    return [{name: np.concatenate([p[name] for p in side]) for name in side[0]} for side in parts]
 
 
 def draw_counts(index: NDArray[np.int64], n: int) -> NDArray[np.float32]:
@@ -170,8 +185,20 @@ def _group_sums(ys: NDArray[Any], score: NDArray[np.float64],
     The sums are whole numbers below 2**24 (draw counts), so any summation order gives exactly
     the cumulative sums' values at the group ends: every AP is bit-identical to the sorted pass.
     """
+    found = _group_indicator(ys, score, weights.dtype)
+    if found is None:
+        return None
+    indicator, g = found
+    sums = weights @ indicator
+    return _split_groups(sums, g, len(ys))
+
+
+def _group_indicator(ys: NDArray[Any], score: NDArray[np.float64], dtype: Any) -> tuple[NDArray[Any], int] | None:
+    """The (n, G·(L+1)) 0/1 indicator whose column sums under a weight row are :func:`_group_sums`
+    (drawn weight per tie group, then each label's positive weight per group), and G; None when
+    the scores take too many values or hold a NaN."""
     n = len(score)
-    if np.isnan(score).any():
+    if n == 0 or np.isnan(score).any():
         return None
     uniq = np.unique(score)
     g = len(uniq)
@@ -179,12 +206,16 @@ def _group_sums(ys: NDArray[Any], score: NDArray[np.float64],
         return None
     gid = (g - 1) - np.searchsorted(uniq, score)  # group 0 holds the highest score
     rows = np.arange(n)
-    indicator = np.zeros((n, g * (len(ys) + 1)), dtype=weights.dtype)
+    indicator = np.zeros((n, g * (len(ys) + 1)), dtype=dtype)
     indicator[rows, gid] = 1
     for i, y in enumerate(ys):
-        indicator[rows, (i + 1) * g + gid] = np.asarray(y, dtype=weights.dtype)
-    sums = weights @ indicator
-    return sums[:, :g], [sums[:, (i + 1) * g:(i + 2) * g] for i in range(len(ys))]
+        indicator[rows, (i + 1) * g + gid] = np.asarray(y, dtype=dtype)
+    return indicator, g
+
+
+def _split_groups(sums: NDArray[Any], g: int, n_labels: int) -> tuple[NDArray[Any], list[NDArray[Any]]]:
+    """The drawn and per-label positive group sums out of the columns of :func:`_group_indicator`."""
+    return sums[:, :g], [sums[:, (i + 1) * g:(i + 2) * g] for i in range(n_labels)]
 
 
 def _grouped_aps(drawn: NDArray[Any], positive: list[NDArray[Any]]) -> NDArray[np.float64]:
@@ -208,10 +239,47 @@ def _ratio(num: NDArray[np.float64], den: NDArray[np.float64]) -> NDArray[np.flo
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
 
 
+@dataclass(frozen=True)
+class _Design:
+    """What a table's scores need of a row of draw counts ``w``: ``w @ matrix`` sums the count
+    columns and then, when the AP's scores fall in few tie groups, the group indicator of
+    :func:`_group_indicator` (rows of samples without a GT are zero there)."""
+
+    matrix: NDArray[Any]  # (n, len(COUNT_COLUMNS) [+ G·(L+1)])
+    has_gt: NDArray[np.bool_] | None  # None: every sample has a GT
+    levels: NDArray[np.bool_]  # (L, samples with a GT): the AP's labels, GT ≥ 1, ≥ 2, …
+    groups: int  # G; 0 when the AP takes the sorted pass over every sample
+
+
+def _design(table: SampleTable, dtype: Any) -> _Design:
+    """:class:`_Design` of ``table`` with its matrix in ``dtype`` (that of the draw counts)."""
+    has_gt = ~np.isnan(table.gt_ordinal)
+    gt = table.gt_ordinal[has_gt]
+    levels = np.vstack([(gt >= level) for level in range(1, table.n_levels)])
+    counts = table.counts.astype(dtype)
+    found = _group_indicator(levels, table.score[has_gt], dtype)
+    if found is None:
+        return _Design(counts, None if has_gt.all() else has_gt, levels, 0)
+    indicator, g = found
+    if not has_gt.all():
+        full = np.zeros((len(has_gt), indicator.shape[1]), dtype=dtype)
+        full[has_gt] = indicator
+        indicator = full
+    return _Design(np.hstack([counts, indicator]), None if has_gt.all() else has_gt, levels, g)
+
+
 def scores_from_counts(table: SampleTable, weights: NDArray[Any]) -> dict[str, NDArray[np.float64]]:
     """Every headline score (and process component) for each row of ``weights`` (B, n)."""
-    sums = (weights @ table.counts.astype(weights.dtype)).astype(np.float64)  # exact: counts < 2**24
-    col = {name: sums[:, i] for i, name in enumerate(COUNT_COLUMNS)}
+    design = _design(table, weights.dtype)
+    return _scores_from_sums(table, design, weights @ design.matrix, weights)
+
+
+def _scores_from_sums(table: SampleTable, design: _Design, sums: NDArray[Any],
+                      weights: NDArray[Any]) -> dict[str, NDArray[np.float64]]:
+    """:func:`scores_from_counts` from ``sums = weights @ design.matrix`` (whole numbers, exact)."""
+    n_counts = len(COUNT_COLUMNS)
+    count_sums = sums[:, :n_counts].astype(np.float64)  # exact: counts < 2**24
+    col = {name: count_sums[:, i] for i, name in enumerate(COUNT_COLUMNS)}
     out: dict[str, NDArray[np.float64]] = {}
     num = np.zeros(weights.shape[0])
     den = np.zeros(weights.shape[0])
@@ -224,12 +292,13 @@ def scores_from_counts(table: SampleTable, weights: NDArray[Any]) -> dict[str, N
     out["process_score"] = 100.0 * _ratio(num, den)
     out["consistency_score"] = 100.0 * _ratio(col["consistent"], col["consistency_total"])
     out["accuracy"] = _ratio(col["correct"], col["has_gt"])
-    has_gt = ~np.isnan(table.gt_ordinal)
-    gt, sc, w = table.gt_ordinal, table.score, weights
-    if not has_gt.all():
-        gt, sc, w = gt[has_gt], sc[has_gt], weights[:, has_gt]
-    levels = np.vstack([(gt >= level) for level in range(1, table.n_levels)])
-    aps = weighted_average_precisions(levels, sc, w)
+    if design.groups:
+        aps = _grouped_aps(*_split_groups(sums[:, n_counts:], design.groups, len(design.levels)))
+    else:
+        score, w = table.score, weights
+        if design.has_gt is not None:
+            score, w = score[design.has_gt], weights[:, design.has_gt]
+        aps = sorted_pass_aps(design.levels, score, w)
     defined = ~np.isnan(aps)
     out["ordinal_auprc"] = _ratio(np.where(defined, aps, 0.0).sum(axis=0), defined.sum(axis=0).astype(np.float64))
     return out
@@ -288,10 +357,14 @@ def resampled_scores(table: SampleTable, *, n_boot: int = 1000, seed: int = 0) -
     """Every score of ``table`` on each paired resample of its rows (in its order): one side of
     :func:`paired_differences`. A pure function of (rows in order, n_boot, seed), so callers may
     cache it per run and order."""
-    n = len(table.business_ids)
+    return scores_of_blocks((table,), _weight_blocks(len(table.business_ids), n_boot=n_boot, seed=seed))[0]
+
+
+def _weight_blocks(n: int, *, n_boot: int, seed: int) -> Iterable[NDArray[np.float32]]:
+    """The paired resamples' draw counts: the cached whole matrix when it is small, else blocks."""
     if n * n_boot > MAX_CELLS:
-        return scores_in_blocks(table, n_boot=n_boot, seed=seed)
-    return scores_from_counts(table, resample_weights(n, n_boot, seed))
+        return resample_blocks(n, n_boot=n_boot, seed=seed)
+    return (resample_weights(n, n_boot, seed),)
 
 
 def paired_differences(
@@ -309,8 +382,8 @@ def paired_differences(
     common = common_ids(a, b, same_gt=same_gt)
     ta, tb = a.take(common), b.take(common)
     n = len(common)
-    if resampled is None:
-        sa, sb = resampled_scores(ta, n_boot=n_boot, seed=seed), resampled_scores(tb, n_boot=n_boot, seed=seed)
+    if resampled is None:  # one draw for both sides
+        sa, sb = scores_of_blocks((ta, tb), _weight_blocks(n, n_boot=n_boot, seed=seed))
     else:
         sa, sb = resampled("a", ta), resampled("b", tb)
     full = np.ones((1, n))

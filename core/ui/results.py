@@ -7,21 +7,18 @@ small frames derived from them with ``st.cache_data``. A results.json without me
 scored in memory from each sample's ``gt_verdict`` (nothing is written).
 
 Views over many runs read each run's ``summary.json`` (``core.metrics.io``) when it was written
-for that very results.json, else the results.json. A paired comparison caches each run's
-resampled scores per (stamp, restaurant order), so adding a run or changing the baseline only
-computes the sides it has not seen; the figures are those of ``paired_differences`` itself.
+for that very results.json, else the results.json. A paired comparison is cached per pair of
+stamps; it draws each block of resamples once for both runs (``paired_differences`` itself).
 """
 
 from __future__ import annotations
 
 import atexit
 import gc
-import hashlib
 import urllib.parse
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 import streamlit as st
 
@@ -32,7 +29,7 @@ from core.datasets.db import Database
 from core.ground_truth.views.grid import trace_params
 from core.metrics import badges, score_results
 from core.metrics import views as mv
-from core.metrics.bootstrap import SampleTable, paired_differences, resampled_scores
+from core.metrics.bootstrap import SampleTable, paired_differences
 from core.metrics.score import resolve_policy
 from core.release.run_figures import answers_sha256
 from core.runs import view as rv
@@ -163,23 +160,10 @@ def run_table(stamp: Stamp) -> SampleTable:
     return rv.table_for_bootstrap(run_view(stamp))
 
 
-@st.cache_resource(max_entries=1024, show_spinner=False)
-def _resampled(stamp: Stamp, order: str, n_boot: int, seed: int, _table: SampleTable) -> dict[str, np.ndarray]:
-    """``resampled_scores`` of the run ``stamp`` with its rows in the order hashed as ``order``."""
-    return resampled_scores(_table, n_boot=n_boot, seed=seed)
-
-
-def _order(table: SampleTable) -> str:
-    return hashlib.blake2b("\x1f".join(table.business_ids).encode(), digest_size=16).hexdigest()
-
-
 @st.cache_data(max_entries=512, show_spinner="Resampling both runs over the same restaurants (paired bootstrap)…")
 def pair(base: Stamp, other: Stamp, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Paired differences other − base (``paired_differences``), each side's resamples cached."""
-    def resampled(side: str, table: SampleTable) -> dict[str, np.ndarray]:
-        return _resampled(base if side == "a" else other, _order(table), n_boot, seed, table)
-
-    return paired_differences(run_table(base), run_table(other), n_boot=n_boot, seed=seed, resampled=resampled)
+    """Paired differences other − base (``paired_differences``: both sides from one draw)."""
+    return paired_differences(run_table(base), run_table(other), n_boot=n_boot, seed=seed)
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

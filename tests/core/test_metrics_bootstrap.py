@@ -88,3 +88,24 @@ def test_tie_grouped_ap_is_bit_identical_to_the_sorted_cumsum(n, n_boot, n_score
         cumsum = bootstrap.weighted_average_precisions(ys, score, weights)
     assert grouped.dtype == cumsum.dtype and grouped.shape == cumsum.shape
     assert grouped.tobytes() == cumsum.tobytes()
+
+
+@pytest.mark.parametrize("distinct", [False, True])
+@pytest.mark.parametrize("max_cells", [None, 700])
+def test_one_draw_for_both_sides_gives_the_figures_of_each_side_drawn_apart(monkeypatch, distinct, max_cells):
+    """``paired_differences`` draws each block once for both runs and sums both in one product;
+    every figure equals that of each side resampled on its own (tie-grouped AP and the sorted pass,
+    whole matrix and blocks, samples without a GT)."""
+    if max_cells:
+        monkeypatch.setattr(bootstrap, "MAX_CELLS", max_cells)
+    a, b = _table(240, seed=1), _table(240, seed=2)
+    if distinct:
+        a = SampleTable(a.business_ids, a.gt_ordinal, np.random.default_rng(7).random(240), a.counts, 3)
+    gt = b.gt_ordinal.copy()
+    gt[::9] = np.nan
+    b = SampleTable(b.business_ids, gt, b.score, b.counts, 3)
+    shared = paired_differences(a, b, n_boot=40, seed=5, same_gt=False)
+    apart = paired_differences(a, b, n_boot=40, seed=5, same_gt=False,
+                               resampled=lambda side, t: bootstrap.resampled_scores(t, n_boot=40, seed=5))
+    assert shared == apart
+    assert shared["differences"]["ordinal_auprc"]["n_defined"] == 40
