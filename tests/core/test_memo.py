@@ -80,3 +80,32 @@ def test_gt_inputs_and_status_from_the_kept_copies_are_the_computed_ones(demo_ws
     assert kept.sha256 == first.sha256 == judgments_sha256(direct)
     assert gt_views.judging_status(demo_ws, "demo", "G1a") == status
     assert any(p.name.endswith(".inputs.parquet") for p in demo_ws.judgments_dir("demo", "G1a").iterdir())
+
+
+def test_dataset_counts_are_kept_beside_the_reviews_and_follow_a_replaced_file(tmp_path, small, small_demo):
+    """Home's dataset line: the reviews' count and date range, kept beside reviews.parquet, equal the
+    scan over the views, and a rewritten reviews file is counted again."""
+    import shutil
+
+    import polars as pl
+
+    from core.datasets import browse
+    from core.datasets.db import Database
+
+    root = tmp_path / "ws"
+    shutil.copytree(small_demo, root)
+    db = Database(root)
+    scan = ("SELECT r.dataset, r.n_restaurants, coalesce(v.n_reviews, 0) AS n_reviews, v.first_date, v.last_date "
+            "FROM (SELECT dataset, count(*) AS n_restaurants FROM restaurants GROUP BY dataset) r "
+            "LEFT JOIN (SELECT dataset, count(*) AS n_reviews, min(date) AS first_date, max(date) AS last_date "
+            "FROM reviews GROUP BY dataset) v USING (dataset) ORDER BY r.dataset")
+    first = browse.dataset_counts(db)
+    assert first.equals(db.query(scan)) and first["n_reviews"].sum() > 0
+    reviews = next(root.glob("datasets/*/reviews.parquet"))
+    assert memo.memo_path(reviews, "dates").is_file()
+    assert browse.dataset_counts(db).equals(first)  # read from the kept fact
+    frame = pl.read_parquet(reviews)
+    frame.head(frame.height // 2).write_parquet(reviews.with_suffix(".tmp"))
+    reviews.with_suffix(".tmp").replace(reviews)  # a rewrite (a new inode), as an import's --replace does
+    again = browse.dataset_counts(db)
+    assert again.equals(db.query(scan)) and again["n_reviews"].sum() < first["n_reviews"].sum()
