@@ -22,13 +22,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import polars as pl
 
 from core.workspace import Workspace
 from core.workspace.locks import clean_leftovers
+
+if TYPE_CHECKING:  # duckdb loads with the first Database (a run imports this module and never opens one)
+    import duckdb
 
 _RETRIES = 3  # re-runs of a query whose files were replaced under it (an import's --replace)
 
@@ -97,6 +99,8 @@ class Database:
         self.root = Path(root).resolve()
         if (self.root / "workspace.json").exists():
             clean_leftovers(Workspace(self.root))  # staging folders of killed imports (the app starts here)
+        import duckdb  # deferred (see above)
+
         self._con = duckdb.connect(":memory:")
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -166,6 +170,8 @@ class Database:
         # A query runs on the files as they were when it started and finished: if another process
         # replaced one meanwhile (an import's --replace swaps a dataset folder), DuckDB may have read
         # parts of both or failed, so the query runs again on the new files.
+        import duckdb  # loaded by __init__ already
+
         for attempt in range(_RETRIES + 1):
             self.refresh()
             before = self._file_states()

@@ -26,18 +26,19 @@ import shutil
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import polars as pl
 import polars_hash as plh
-import pyarrow as pa
-import pyarrow.ipc as ipc
-import pyarrow.parquet as pq
 from polars.io.plugins import register_io_source
 
 from core.base.files import make_dirs
 from core.base.progress import Progress, no_progress
 from core.datasets.schema import DATE_FORMAT, REVIEW_SCHEMA
+
+if TYPE_CHECKING:  # pyarrow and duckdb load when an import spills (a run, which reads datasets, never does)
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
 
 # Rows per final row group: DuckDB reads one restaurant's reviews from one or two of them.
 REVIEW_ROW_GROUP = 32_768
@@ -141,6 +142,8 @@ class Stager:
             # as large_string: a string-view part would drag its whole chunk's buffers into the file
             table = part.to_arrow()
             if key not in self._writers:
+                import pyarrow.ipc as ipc  # deferred: only an import that spills writes bucket files
+
                 make_dirs(self.work)
                 self._writers[key] = (ipc.new_file(self.work / f"bucket{key:06d}.arrow", table.schema), table.schema)
             writer, schema = self._writers[key]
@@ -200,6 +203,9 @@ class Stager:
         spill = self.work / f"duckdb-{name}"
         make_dirs(spill)
         out = self.work / f"sorted-{name}.parquet"
+        import duckdb  # deferred with pyarrow: only a bucket too big for memory is sorted by DuckDB
+        import pyarrow.parquet as pq
+
         con = duckdb.connect(":memory:")
         try:
             con.execute(f"SET memory_limit = '{DUCKDB_MEMORY}'")

@@ -28,6 +28,7 @@ from core.llm.calls import (
     _read_capped,
     _retry_after,
     _tokens,
+    client_base_url,
     get_endpoint,
     parse_json_content,
     parse_json_loose,
@@ -94,11 +95,19 @@ class AsyncLLM:
                         "(or point OPENAI_BASE_URL at a local OpenAI-compatible server)"
                     )
                 self._key = "local-endpoint-no-key"
-            client = self._new_client()
-        self.client = client
+        self._client = client  # None: made on the first call that reaches the endpoint (openai loads then)
+        self._url: str | None = None
         self.totals = UsageTotals()
         self._cache_log = AppendLog(cache.path) if cache is not None and cache.path is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client: the one given, or one made on first use (a run whose
+        calls are all cached, and the pre-flight, never import openai)."""
+        if self._client is None:
+            self._client = self._new_client()
+        return self._client
 
     def _new_client(self) -> Any:
         import openai  # deferred: heavy optional import (~520 ms), only needed when an endpoint is called
@@ -121,7 +130,7 @@ class AsyncLLM:
         if self._cache_log is not None:
             self._cache_log = AppendLog(self._cache_log.path)
         if self._own_client:
-            self.client = self._new_client()
+            self._client = None  # the next call makes a new one, on its loop
         self._loop = None
 
     def set_concurrency(self, concurrency: int) -> None:
@@ -149,7 +158,11 @@ class AsyncLLM:
 
     @property
     def base_url(self) -> str:
-        return str(getattr(self.client, "base_url", self.endpoint.base_url or ""))
+        if self._client is None:  # the URL the client will have, without making it (part of every key)
+            if self._url is None:
+                self._url = client_base_url(self.endpoint.base_url)
+            return self._url
+        return str(getattr(self._client, "base_url", self.endpoint.base_url or ""))
 
     def params(self, response_format: dict[str, Any] | None) -> dict[str, Any]:
         """Everything besides model and messages that shapes the answer (part of the cache key)."""
@@ -362,6 +375,6 @@ class AsyncLLM:
         return vectors
 
     async def aclose(self) -> None:
-        close = getattr(self.client, "close", None)
+        close = getattr(self._client, "close", None)  # none made: nothing to close
         if close is not None:
             await close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +83,25 @@ def get_endpoint(name: str | None) -> Endpoint:
     if (name or "default") not in table:
         raise UnknownNameError("endpoint", str(name), list(table))
     return table[name or "default"]
+
+
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+
+def client_base_url(base_url: str | None) -> str:
+    """The ``base_url`` an ``openai.AsyncOpenAI(base_url=base_url)`` reports, without importing
+    openai (about a second): parsed and normalised by its HTTP client's ``URL``, a trailing slash
+    added to the path, ``$OPENAI_BASE_URL`` and then api.openai.com when None, as the client does
+    (``tests/core/test_llm_lazy.py`` compares the two). Part of every cache key.
+
+    >>> client_base_url("HTTP://LocalHost:8000/v1")
+    'http://localhost:8000/v1/'
+    """
+    import httpx2  # the client's URL type (~0.15 s), not the whole client
+
+    url = httpx2.URL(base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_URL)
+    path, separator, query = url.raw_path.partition(b"?")
+    return str(url if path.endswith(b"/") else url.copy_with(raw_path=path + b"/" + separator + query))
 
 
 def request_key(base_url: str | None, model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:

@@ -142,7 +142,7 @@ async def _execute_locked(plan: RunPlan, llm: Any, progress: Progress | None, *,
                           on_status: Callable[[dict[str, Any]], None] | None, durable: bool) -> dict[str, Any]:
     config = plan.config
     method = METHODS[config.method]
-    if method.uses_llm:
+    if method.uses_llm and may_call_endpoint(plan):
         await llm.check()  # a refused key stops here, before the run folder exists
     make_dirs(plan.run_dir)  # never through a link planted below the workspace root (core.base.files)
     remove_file(plan.run_dir / CANCEL_FILE)
@@ -180,6 +180,14 @@ async def _execute_locked(plan: RunPlan, llm: Any, progress: Progress | None, *,
     finalize_results(plan, samples, status=state.status)
     state.update(report, None, status="finished", force=True)
     return state.status
+
+
+def may_call_endpoint(plan: RunPlan) -> bool:
+    """False when the pre-flight found every call of the run in the response cache, counted
+    exactly (not amos's estimate): no request will reach the endpoint, so its key is not checked
+    (and openai is not imported)."""
+    figures = plan.preflight or {}
+    return not (figures.get("new_calls") == 0 and not figures.get("estimated"))
 
 
 def cancel_grace() -> float:

@@ -63,3 +63,19 @@ def test_an_unknown_command_is_refused_with_the_valid_ones(capsys):
     with pytest.raises(SystemExit):
         main(["nonsense"])
     assert "invalid choice: 'nonsense'" in capsys.readouterr().err
+
+
+def test_a_run_imports_neither_scikit_learn_nor_openai_duckdb_or_pyarrow(small_demo, tmp_path):
+    """A whole run through the offline model, scored (macro-F1 without scikit-learn, SPEC §4.2): what
+    it does not need it does not import (openai loads on the first call reaching an endpoint)."""
+    import shutil
+
+    ws = tmp_path / "ws"
+    shutil.copytree(small_demo, ws)
+    code = ("import sys; from core.cli import main; code = main(['--workspace', sys.argv[1], '--json', '--no-progress', "
+            "'run', '--dataset', 'demo', '--method', 'direct', '--model', 'heuristic', '--run-id', 'lazy']); "
+            "heavy = ('sklearn', 'scipy', 'openai', 'httpx2', 'duckdb', 'pyarrow', 'pandas', 'sqlalchemy', 'altair'); "
+            "print(code, [m for m in heavy if m in sys.modules], file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, str(ws)], capture_output=True, text=True, check=True)
+    assert proc.stderr.strip().splitlines()[-1] == "0 []"
+    assert (ws / "runs" / "lazy" / "results.json").exists()

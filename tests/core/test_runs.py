@@ -215,3 +215,22 @@ def test_rag_with_embeddings_retrieves_by_similarity_and_caches(demo_ws, server)
         assert prompt.count("[Review ID: ") == 5
     _run(demo_ws, "rag", k=100, options={"embedding_model": "test-embed", "rag_top": 5})
     assert server.embedding_requests == 12  # the re-run's embeddings come from the cache
+
+
+def test_a_run_answered_by_the_cache_reaches_no_endpoint_and_never_imports_openai(demo_ws, server):
+    first, status = _run(demo_ws, "direct", run_id="first")
+    assert status["status"] == "finished" and server.chat_requests > 0
+    asked = server.chat_requests
+    code = ("import sys; from core.cli import main; code = main(['--workspace', sys.argv[1], '--json', '--no-progress', "
+            "'run', '--dataset', 'demo', '--method', 'direct', '--model', 'test-model', '--k', '25', "
+            "'--run-id', 'again']); print(code, 'openai' in sys.modules, file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, str(demo_ws.root)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.stderr.strip().splitlines()[-1] == "0 False", proc.stderr
+    info = json.loads(proc.stdout)
+    assert info["preflight"]["new_calls"] == 0 and info["status"]["calls_new"] == 0
+    assert server.chat_requests == asked  # and no key check: that would have imported openai
+    again = json.loads((demo_ws.runs_dir / "again" / "results.json").read_text())
+    before = json.loads((first.run_dir / "results.json").read_text())["results"]
+    assert [(r["business_id"], r["verdict"], r["risk_score"]) for r in again["results"]] == [
+        (r["business_id"], r["verdict"], r["risk_score"]) for r in before]
