@@ -15,14 +15,16 @@ import polars as pl
 from core.ground_truth.compute import compute_gt, get_definition, load_restaurants
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import VERDICTS, Formula
+from core.base.files import write_bytes_atomic
+from core.base.settings import require_writable
 from core.ground_truth.gt_files import (
     LINEAGE_KEY,
     addm_payload,
     formula_incidents,
     gt_filename,
-    write_gt_file,
     xnot_payload,
 )
+from core.ground_truth.gt_json import gt_document
 from core.ground_truth.ks import normalize_ks
 from core.workspace import Workspace
 
@@ -124,10 +126,12 @@ def export_gt(
         folder = Path(out) if out else ws.gt_dir / dataset / task
         targets = {k: folder / gt_filename(name, k, layout) for k in ks}
     files = []
+    policy = None if isinstance(resolved, Formula) else resolved
+    require_writable("write a GT file")
     for k, path in targets.items():
-        payload = gt_payload(frame, layout=layout, task=task, k=k, policy=None if isinstance(resolved, Formula) else resolved)
-        if lineages is not None:
-            payload[LINEAGE_KEY] = dict(lineages[k])
-        write_gt_file(path, payload)
-        files.append({"k": k, "path": str(path), "distribution": payload["summary"]["verdict_distribution"]})
+        extra = {LINEAGE_KEY: dict(lineages[k])} if lineages is not None else None
+        # the bytes json_document gives gt_payload(...) plus the lineage, written column by column
+        data, header = gt_document(frame, layout=layout, task=task, k=k, policy=policy, extra=extra)
+        write_bytes_atomic(path, data)
+        files.append({"k": k, "path": str(path), "distribution": header["summary"]["verdict_distribution"]})
     return GTExport(name, layout, frame, files)
