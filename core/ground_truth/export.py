@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from core.base.files import write_bytes_atomic
+from core.base.settings import require_writable
 from core.ground_truth.compute import compute_gt, get_definition, load_restaurants
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import VERDICTS, Formula
-from core.base.files import write_bytes_atomic
-from core.base.settings import require_writable
 from core.ground_truth.gt_files import (
     LINEAGE_KEY,
     addm_payload,
