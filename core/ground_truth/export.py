@@ -14,7 +14,7 @@ import polars as pl
 
 from core.base.files import write_bytes_atomic
 from core.base.settings import require_writable
-from core.ground_truth.compute import compute_gt, get_definition, load_restaurants
+from core.ground_truth.compute import compute_gt, get_definition
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import VERDICTS, Formula
 from core.ground_truth.gt_files import (
@@ -59,14 +59,16 @@ def gt_frame_for_layout(
 ) -> pl.DataFrame:
     """GT of every K with each restaurant's stored review count (``n_reviews_stored``,
     ``short_of_k``); for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
-    # deferred: core.judgments pulls in pandas (~500 ms), only needed when gt_frame_for_layout() runs
-    from core.judgments import load_judgments
+    # deferred: core.judgments pulls in pandas (~500 ms); the views import this package
+    from core.ground_truth.views.loaders import load_inputs
 
     ks = normalize_ks(ks)
     resolved = get_definition(definition, ws)
-    judgments = load_judgments(ws, dataset, task, judge)
-    frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants)
-    restaurants = load_restaurants(ws, dataset)
+    # the judgments (overrides applied) and their sha256, kept beside a large log while its inputs are unchanged
+    inputs = load_inputs(ws, dataset, task, judge)
+    judgments, restaurants = inputs.judgments, inputs.restaurants
+    frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants,
+                       sha256=inputs.sha256, restaurants=restaurants)
     if layout == "addm" and isinstance(resolved, Formula):
         frame = with_addm_columns(frame, judgments, restaurants, resolved.name, ks, constants=constants)
     return with_review_counts(frame, restaurants)
