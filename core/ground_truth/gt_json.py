@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
@@ -91,9 +91,44 @@ def json_texts(s: pl.Series, depth: int, *, num: bool = False) -> pl.Series:
         return _float_texts(s, _num if num else float)
     if dtype == pl.String:
         return pl.Series(s.name, ["null" if v is None else encode_basestring(v) for v in s.to_list()], dtype=pl.String)
+    if isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct):
+        done = struct_list_texts(s, depth)
+        if done is not None:
+            return done
     pad = "\n" + "  " * depth
-    return pl.Series(s.name, [json.dumps(v, indent=2, ensure_ascii=False, default=str).replace("\n", pad)
+    return pl.Series(s.name, ["[]" if isinstance(v, list) and not v else
+                              json.dumps(v, indent=2, ensure_ascii=False, default=str).replace("\n", pad)
                               for v in s.to_list()], dtype=pl.String)
+
+
+def struct_list_texts(s: pl.Series, depth: int, fields: Sequence[tuple[str, bool]] | None = None, *,
+                      addm: bool = False) -> pl.Series | None:
+    """:func:`json_texts` of a column of lists of structs, item by item in columns; ``fields``: (struct
+    field, integral floats as ints) written, in order (default: every field as it is). ``addm``: a null
+    list or a null field of a list type is written ``[]`` (as ``addm_payload`` writes incidents). None
+    when an item is null (json writes it ``null``, not an object): the caller encodes value by value."""
+    lens = s.list.len().fill_null(0)
+    items = pl.DataFrame({"_row": pl.int_range(s.len(), eager=True, dtype=pl.UInt32), "_l": s}).filter(lens > 0)
+    items = items.explode("_l")
+    if items["_l"].null_count():
+        return None
+    inner = items["_l"].struct
+    names = list(fields or [(f.name, False) for f in s.dtype.inner.fields])  # type: ignore[attr-defined]
+    cols = {}
+    for i, (name, num) in enumerate(names):
+        value = inner.field(name)
+        text = json_texts(value, depth + 2, num=num)
+        if addm and isinstance(value.dtype, pl.List) and value.null_count():
+            text = pl.select(pl.when(value.is_null()).then(pl.lit("[]")).otherwise(text)).to_series()
+        cols[f"_{i}"] = text
+    pad = "\n" + "  " * (depth + 1)
+    objects = pl.DataFrame({"_row": items["_row"], **cols}).select(
+        "_row", _object([(name, pl.col(f"_{i}")) for i, (name, _) in enumerate(names)], depth + 1).alias("_o"))
+    lists = objects.group_by("_row", maintain_order=True).agg(pl.col("_o").str.join("," + pad))
+    texts = lists.select(pl.concat_str(pl.lit("[" + pad), "_o", pl.lit("\n" + "  " * depth + "]"))).to_series()
+    empty = (pl.Series(s.name, ["[]"] * s.len(), dtype=pl.String) if addm else
+             pl.select(pl.when(s.is_null()).then(pl.lit("null")).otherwise(pl.lit("[]")).alias(s.name)).to_series())
+    return empty.scatter(lists["_row"], texts)
 
 
 def _object(fields: list[tuple[str, pl.Expr]], depth: int, key: pl.Expr | None = None) -> pl.Expr:
@@ -144,9 +179,17 @@ def _xnot_body(rows: pl.DataFrame) -> bytes | None:
     return _join(records)
 
 
+_ADDM_INCIDENT = (("review_id", False), ("severity", False), ("base_points", True), ("modifiers", False),
+                  ("total_points", True))
+
+
 def _incidents_texts(s: pl.Series) -> pl.Series:
     """The ADDM ``incidents`` list of each record at depth 4 (review_id, severity, points as
     :func:`_num` writes them, modifiers), ``[]`` for none."""
+    if isinstance(s.dtype, pl.List) and isinstance(s.dtype.inner, pl.Struct):
+        done = struct_list_texts(s, 4, _ADDM_INCIDENT, addm=True)
+        if done is not None:
+            return done
     out = []
     for incs in s.to_list():
         if not incs:

@@ -105,3 +105,18 @@ def test_json_texts_of_each_kind():
         s = pl.Series("x", vals, dtype=dtype)
         want = [json.dumps(v, indent=2, ensure_ascii=False).replace("\n", "\n      ") for v in vals]
         assert json_texts(s, 3).to_list() == want, dtype
+
+
+@pytest.mark.parametrize("layout", ["xnot", "addm"])
+def test_incident_lists_with_nulls(layout):
+    policy = get_policy("G1_allergy_V2", None)
+    frame = compute_policy_gt_frame(CASE, REST, policy, [25])
+    incidents = frame["incidents"].to_list()
+    first = incidents[0]
+    assert first, "the case has a restaurant with incidents"
+    odd = [[{**first[0], "modifiers": None, "base_points": 2.5}, *first[1:]], None, []]
+    frame = frame.with_columns(pl.Series("incidents", odd, dtype=frame.schema["incidents"]))
+    _same(frame, layout, policy, ks=[25])
+    with_null_item = frame.with_columns(pl.Series("incidents", [[None, *first], None, []], dtype=frame.schema["incidents"]))
+    if layout == "xnot":  # addm_payload cannot write a null incident (it reads its fields)
+        _same(with_null_item, layout, policy, ks=[25])
