@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.base.files import write_bytes_atomic
+from core.base.files import write_parts_atomic
 from core.base.settings import require_writable
 from core.ground_truth.compute import compute_gt, get_definition
 from core.ground_truth.coverage import with_review_counts
@@ -133,7 +133,7 @@ def export_gt(
     for k, path in targets.items():
         extra = {LINEAGE_KEY: dict(lineages[k])} if lineages is not None else None
         # the bytes json_document gives gt_payload(...) plus the lineage, written column by column
-        data, header = gt_document(frame, layout=layout, task=task, k=k, policy=policy, extra=extra)
-        write_bytes_atomic(path, data)
+        parts, header = gt_document(frame, layout=layout, task=task, k=k, policy=policy, extra=extra)
+        write_parts_atomic(path, parts)
         files.append({"k": k, "path": str(path), "distribution": header["summary"]["verdict_distribution"]})
     return GTExport(name, layout, frame, files)

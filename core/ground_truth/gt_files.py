@@ -60,10 +60,8 @@ def _single_k(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
 
 
 def _distribution(frame: pl.DataFrame, verdicts: tuple[str, ...] = VERDICTS) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for verdict in frame["verdict"].to_list():
-        counts[verdict] = counts.get(verdict, 0) + 1
-    return {v: counts.get(v, 0) for v in verdicts}
+    counts = dict(frame.group_by("verdict").len().rows()) if frame.height else {}
+    return {v: int(counts.get(v, 0)) for v in verdicts}
 
 
 def _num(value: Any) -> Any:
@@ -106,7 +104,7 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
         version = rows["formula_version"][0] if rows.height else ""
         fields = get_formula(version.split("+")[0]).record_fields
     scale = _policy_of(rows, policy).verdicts if "policy_id" in rows.columns else VERDICTS
-    seen = {n for n, count in Counter(rows["name"].to_list()).items() if count > 1}
+    seen = {n for n, count in Counter(rows["name"].to_list()).items() if count > 1} if records else set()
     restaurants: dict[str, Any] = {}
     for row in rows.iter_rows(named=True) if records else ():
         key = row["name"] if row["name"] not in seen else f"{row['name']} [{row['business_id']}]"

@@ -37,10 +37,11 @@ _INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt
 
 
 def gt_document(frame: pl.DataFrame, *, layout: str, task: str, k: int | None, policy: Policy | None = None,
-                extra: Mapping[str, Any] | None = None, computed_at: str | None = None) -> tuple[bytes, dict[str, Any]]:
-    """(file bytes, document without its restaurants) of one K of ``frame`` in ``layout``.
+                extra: Mapping[str, Any] | None = None,
+                computed_at: str | None = None) -> tuple[list[bytes | memoryview], dict[str, Any]]:
+    """(the file's bytes in parts, document without its restaurants) of one K of ``frame`` in ``layout``.
 
-    The bytes are those of ``json_document`` of the full payload (``gt_payload`` plus ``extra``,
+    The parts joined are the bytes of ``json_document`` of the full payload (``gt_payload`` plus ``extra``,
     e.g. the lineage, appended at the end); the returned document has ``restaurants`` empty (its
     summary is the full one)."""
     rows = _single_k(frame, k)
@@ -56,12 +57,12 @@ def gt_document(frame: pl.DataFrame, *, layout: str, task: str, k: int | None, p
         full = (addm_payload(rows, k=k, policy=policy, computed_at=at) if layout == "addm"
                 else xnot_payload(rows, task_id=task, k=k, policy=policy, computed_at=at))
         full.update(extra or {})
-        return json_document(full), header
+        return [json_document(full)], header
     data = json_document(header)
     if not body:
-        return data, header
-    at = data.index(_PLACEHOLDER) + len(_PLACEHOLDER) - 1
-    return data[:at] + b"\n" + body + b"\n  }" + data[at + 1:], header
+        return [data], header
+    at = data.index(_PLACEHOLDER) + len(_PLACEHOLDER) - 1  # between the braces of "restaurants": {}
+    return [data[:at], b"\n", body, b"\n  ", data[at:]], header
 
 
 # -- one column as JSON text ------------------------------------------------------------------------
@@ -141,7 +142,7 @@ def _object(fields: list[tuple[str, pl.Expr]], depth: int, key: pl.Expr | None =
     return pl.concat_str(parts)
 
 
-def _join(records: pl.Series) -> bytes:
+def _join(records: pl.Series) -> bytes | memoryview:
     """The records, each on its lines, separated by ",\\n" (written by polars: no Python string of them)."""
     if records.len() == 0:
         return b""
@@ -151,12 +152,12 @@ def _join(records: pl.Series) -> bytes:
     frame = records.alias("r").to_frame()
     frame.head(-1).write_csv(buf, include_header=False, quote_style="never", line_terminator=",\n")
     frame.tail(1).write_csv(buf, include_header=False, quote_style="never", line_terminator="")
-    return buf.getvalue()
+    return buf.getbuffer()
 
 
 # -- the two layouts ------------------------------------------------------------------------------------
 
-def _xnot_body(rows: pl.DataFrame) -> bytes | None:
+def _xnot_body(rows: pl.DataFrame) -> bytes | memoryview | None:
     """The records of :func:`xnot_payload` at depth 2, or None when two would share a key."""
     if rows.height == 0:
         return b""
@@ -201,7 +202,7 @@ def _incidents_texts(s: pl.Series) -> pl.Series:
     return pl.Series(s.name, out, dtype=pl.String)
 
 
-def _addm_body(rows: pl.DataFrame) -> bytes | None:
+def _addm_body(rows: pl.DataFrame) -> bytes | memoryview | None:
     """The records of :func:`addm_payload` at depth 2, or None when two would share a key."""
     if rows.height == 0:
         return b""
