@@ -25,6 +25,7 @@ from core.ground_truth.gt_files import (
     xnot_payload,
 )
 from core.ground_truth.gt_json import gt_document
+from core.ground_truth.inputs import load_inputs
 from core.ground_truth.ks import normalize_ks
 from core.workspace import Workspace
 
@@ -59,9 +60,6 @@ def gt_frame_for_layout(
 ) -> pl.DataFrame:
     """GT of every K with each restaurant's stored review count (``n_reviews_stored``,
     ``short_of_k``); for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
-    # deferred: core.judgments pulls in pandas (~500 ms); the views import this package
-    from core.ground_truth.views.loaders import load_inputs
-
     ks = normalize_ks(ks)
     resolved = get_definition(definition, ws)
     # the judgments (overrides applied) and their sha256, kept beside a large log while its inputs are unchanged

@@ -182,7 +182,7 @@ def load_raw_judgments(ws: Workspace, dataset: str, task: str, judge: str | None
     judge = resolve_judge(ws, dataset, task, judge)
     path = judgment_path(ws, dataset, task, judge)
     context = _raw_context(ws, dataset, spec)
-    frame, _ = stamped_frame(path, "gt-raw", partial(_raw_judgments, ws, dataset, spec, judge), context=context)
+    frame, _ = stamped_frame(path, "raw", partial(_raw_judgments, ws, dataset, spec, judge), context=context)
     return frame
 
 
@@ -197,7 +197,7 @@ def stale_judgments(ws: Workspace, dataset: str, task: str, judge: str) -> int:
     """:func:`~core.judgments.store.stale_count`, as :func:`load_raw_judgments` kept it beside a large
     log (the ``gt`` command loads the log, then reports this count)."""
     spec = get_task(task, ws)
-    kept = stamped_extra(judgment_path(ws, dataset, task, judge), "gt-raw", context=_raw_context(ws, dataset, spec))
+    kept = stamped_extra(judgment_path(ws, dataset, task, judge), "raw", context=_raw_context(ws, dataset, spec))
     if isinstance(kept, dict) and isinstance(kept.get("stale"), int):
         return int(kept["stale"])
     return stale_count(ws, dataset, task, judge)

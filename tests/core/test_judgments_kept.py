@@ -50,7 +50,7 @@ def test_kept_raw_judgments_and_stale_count_follow_the_log_and_the_texts(workspa
     _dataset(workspace)
     judge = _judge(workspace)
     first = load_raw_judgments(workspace, "d", "G1a", judge)
-    assert list(workspace.judgments_dir("d", "G1a").glob(".*gt-raw.parquet"))  # kept beside the log
+    assert list(workspace.judgments_dir("d", "G1a").glob(".*.raw.parquet"))  # kept beside the log
     assert load_raw_judgments(workspace, "d", "G1a", judge).equals(first) and first.equals(_fresh(workspace, judge))
     assert stale_judgments(workspace, "d", "G1a", judge) == stale_count(workspace, "d", "G1a", judge) == 0
 
