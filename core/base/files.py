@@ -106,6 +106,13 @@ def write_bytes_atomic(target: str | Path, data: bytes) -> None:
         fh.write(data)
 
 
+def write_parts_atomic(target: str | Path, parts: Iterable[bytes | memoryview]) -> None:
+    """Write ``parts`` one after the other to ``target`` atomically (no copy of them joined)."""
+    with _replacing(target, "wb") as fh:
+        for part in parts:
+            fh.write(part)
+
+
 def write_text_atomic(target: str | Path, text: str) -> None:
     """Write UTF-8 ``text`` to ``target`` atomically."""
     write_bytes_atomic(target, text.encode("utf-8"))
@@ -323,4 +330,4 @@ def append_jsonl_bytes(path: str | Path, data: bytes) -> tuple[int, int]:
     return start, start + len(data)
 
 
-__all__ = ["LogRows", "YAML_MAX_DEPTH", "YAML_MAX_NODES", "append_jsonl", "append_jsonl_bytes", "atomic_dir", "atomic_path", "confine", "is_link_free", "json_document", "json_problem", "jsonl_objects", "make_dirs", "open_append", "open_folder", "open_regular", "parse_json_text", "read_json", "read_jsonl_log", "read_yaml_mapping", "remove_file", "remove_tree", "require_file", "sha256_file", "writable_file", "write_bytes_atomic", "write_json_atomic", "write_jsonl_atomic", "write_text_atomic"]
+__all__ = ["LogRows", "YAML_MAX_DEPTH", "YAML_MAX_NODES", "append_jsonl", "append_jsonl_bytes", "atomic_dir", "atomic_path", "confine", "is_link_free", "json_document", "json_problem", "jsonl_objects", "make_dirs", "open_append", "open_folder", "open_regular", "parse_json_text", "read_json", "read_jsonl_log", "read_yaml_mapping", "remove_file", "remove_tree", "require_file", "sha256_file", "writable_file", "write_bytes_atomic", "write_json_atomic", "write_jsonl_atomic", "write_parts_atomic", "write_text_atomic"]

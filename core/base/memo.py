@@ -80,6 +80,16 @@ def stamped(path: Path, kind: str, compute: Callable[[], Any], *, context: str =
     return value
 
 
+def stamped_extra(path: Path, kind: str, *, context: str = "") -> Any | None:
+    """The ``extra`` that :func:`stamped_frame` keeps for ``path`` as it is now and ``context``,
+    without reading its frame; None when nothing valid is kept."""
+    before, _, held = _kept(path, kind, context)
+    if before is None or held is None:
+        return None
+    value = held.get("value")
+    return value.get("extra") if isinstance(value, dict) else None
+
+
 def frame_path(path: Path, kind: str) -> Path:
     """The hidden Parquet copy :func:`stamped_frame` keeps beside ``path``.
 

@@ -35,7 +35,7 @@ from core.ground_truth.coverage import short_counts, short_message
 from core.ground_truth.export import export_gt, verdict_scale
 from core.ground_truth.lineage import lineages_by_k
 from core.ground_truth.variants import resolve_definition
-from core.judgments import resolve_judge, stale_count
+from core.judgments import resolve_judge, stale_judgments
 
 ACTIONS = ("compute", "import", "list", "trace", "diff", "uncertainty")
 
@@ -105,7 +105,7 @@ def _compute(args: argparse.Namespace) -> int:
     warning = short_message(short, total=frame["business_id"].n_unique())
     if warning:
         lines.append(f"warning: {warning}")
-    stale = stale_count(args.workspace, args.dataset, args.task, judge)
+    stale = stale_judgments(args.workspace, args.dataset, args.task, judge)
     if stale:
         lines.append(f"{stale:,} judgments left out as stale: their review's text changed since it was judged "
                      "(judge --resume judges them again; judgments prune retires them)")

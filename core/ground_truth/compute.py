@@ -159,13 +159,16 @@ def compute_gt(
     judge: str | None = None,
     constants: Mapping[str, Any] | None = None,
     judgments: pl.DataFrame | None = None,
+    sha256: str | None = None,
+    restaurants: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """GT of a dataset's task from its stored judgments (overrides applied), for one K or several.
 
     ``formula`` is a formula name (v1, v2) or a policy id (G1_allergy_V2). The result is the frame
     of :func:`compute_gt_frame` (or :func:`~core.ground_truth.policies.compute_policy_gt_frame`)
     plus the columns ``dataset``, ``task``, ``judgments_sha256``. Pass ``judgments`` to reuse a
-    frame already loaded with ``core.judgments.load_judgments``.
+    frame already loaded with ``core.judgments.load_judgments`` (and ``sha256``, its
+    :func:`judgments_sha256`, when known), ``restaurants`` to reuse :func:`load_restaurants`.
     """
     definition = get_definition(formula, ws)
     if definition.task != task:
@@ -175,7 +178,8 @@ def compute_gt(
         from core.judgments import load_judgments
 
         judgments = load_judgments(ws, dataset, task, judge)
-    restaurants = load_restaurants(ws, dataset)
+    if restaurants is None:
+        restaurants = load_restaurants(ws, dataset)
     if isinstance(definition, Policy):
         reference = newest_review_year(ws, dataset) if definition.needs_reference else None
         frame = compute_policy_gt_frame(judgments, restaurants, definition, k, reference_year=reference)
@@ -183,5 +187,5 @@ def compute_gt(
         frame = compute_gt_frame(judgments, restaurants, definition, k, constants=constants)
     return frame.with_columns(
         pl.lit(dataset).alias("dataset"), pl.lit(task).alias("task"),
-        pl.lit(judgments_sha256(judgments)).alias("judgments_sha256"),
+        pl.lit(sha256 if sha256 is not None else judgments_sha256(judgments)).alias("judgments_sha256"),
     )

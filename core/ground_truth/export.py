@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from core.ground_truth.compute import compute_gt, get_definition, load_restaurants
+from core.base.files import write_parts_atomic
+from core.base.settings import require_writable
+from core.ground_truth.compute import compute_gt, get_definition
 from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.formulas import VERDICTS, Formula
 from core.ground_truth.gt_files import (
@@ -20,9 +22,10 @@ from core.ground_truth.gt_files import (
     addm_payload,
     formula_incidents,
     gt_filename,
-    write_gt_file,
     xnot_payload,
 )
+from core.ground_truth.gt_json import gt_document
+from core.ground_truth.inputs import load_inputs
 from core.ground_truth.ks import normalize_ks
 from core.workspace import Workspace
 
@@ -57,14 +60,13 @@ def gt_frame_for_layout(
 ) -> pl.DataFrame:
     """GT of every K with each restaurant's stored review count (``n_reviews_stored``,
     ``short_of_k``); for a formula in the ADDM layout, with the incidents and n_reviews it needs."""
-    # deferred: core.judgments pulls in pandas (~500 ms), only needed when gt_frame_for_layout() runs
-    from core.judgments import load_judgments
-
     ks = normalize_ks(ks)
     resolved = get_definition(definition, ws)
-    judgments = load_judgments(ws, dataset, task, judge)
-    frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants)
-    restaurants = load_restaurants(ws, dataset)
+    # the judgments (overrides applied) and their sha256, kept beside a large log while its inputs are unchanged
+    inputs = load_inputs(ws, dataset, task, judge)
+    judgments, restaurants = inputs.judgments, inputs.restaurants
+    frame = compute_gt(ws, dataset, task, resolved, ks, judge=judge, judgments=judgments, constants=constants,
+                       sha256=inputs.sha256, restaurants=restaurants)
     if layout == "addm" and isinstance(resolved, Formula):
         frame = with_addm_columns(frame, judgments, restaurants, resolved.name, ks, constants=constants)
     return with_review_counts(frame, restaurants)
@@ -124,10 +126,12 @@ def export_gt(
         folder = Path(out) if out else ws.gt_dir / dataset / task
         targets = {k: folder / gt_filename(name, k, layout) for k in ks}
     files = []
+    policy = None if isinstance(resolved, Formula) else resolved
+    require_writable("write a GT file")
     for k, path in targets.items():
-        payload = gt_payload(frame, layout=layout, task=task, k=k, policy=None if isinstance(resolved, Formula) else resolved)
-        if lineages is not None:
-            payload[LINEAGE_KEY] = dict(lineages[k])
-        write_gt_file(path, payload)
-        files.append({"k": k, "path": str(path), "distribution": payload["summary"]["verdict_distribution"]})
+        extra = {LINEAGE_KEY: dict(lineages[k])} if lineages is not None else None
+        # the bytes json_document gives gt_payload(...) plus the lineage, written column by column
+        parts, header = gt_document(frame, layout=layout, task=task, k=k, policy=policy, extra=extra)
+        write_parts_atomic(path, parts)
+        files.append({"k": k, "path": str(path), "distribution": header["summary"]["verdict_distribution"]})
     return GTExport(name, layout, frame, files)

@@ -60,10 +60,8 @@ def _single_k(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
 
 
 def _distribution(frame: pl.DataFrame, verdicts: tuple[str, ...] = VERDICTS) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for verdict in frame["verdict"].to_list():
-        counts[verdict] = counts.get(verdict, 0) + 1
-    return {v: counts.get(v, 0) for v in verdicts}
+    counts = dict(frame.group_by("verdict").len().rows()) if frame.height else {}
+    return {v: int(counts.get(v, 0)) for v in verdicts}
 
 
 def _num(value: Any) -> Any:
@@ -87,13 +85,14 @@ def _coverage(frame: pl.DataFrame, k: int | None) -> dict[str, Any]:
 
 
 def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_at: str | None = None,
-                 policy: Policy | None = None) -> dict[str, Any]:
+                 policy: Policy | None = None, records: bool = True) -> dict[str, Any]:
     """The xnot ``computed_gt`` document of one K of a formula (or policy) GT frame.
 
     Restaurants are keyed by name; a name that repeats gets `` [business_id]`` appended. When the
     frame knows each restaurant's stored reviews (``n_reviews_stored``), every record also carries
     ``n_reviews`` (the reviews used: min(K, stored)) and the document ``restaurants_short_of_k``.
-    A policy frame needs its ``policy`` (for its verdict scale).
+    A policy frame needs its ``policy`` (for its verdict scale). ``records=False`` leaves
+    ``restaurants`` empty (:mod:`core.ground_truth.gt_json` writes them column by column).
     """
     rows = _single_k(frame, k)
     if STORED in rows.columns:
@@ -105,9 +104,9 @@ def xnot_payload(frame: pl.DataFrame, *, task_id: str, k: int | None, computed_a
         version = rows["formula_version"][0] if rows.height else ""
         fields = get_formula(version.split("+")[0]).record_fields
     scale = _policy_of(rows, policy).verdicts if "policy_id" in rows.columns else VERDICTS
-    seen = {n for n, count in Counter(rows["name"].to_list()).items() if count > 1}
-    restaurants = {}
-    for row in rows.iter_rows(named=True):
+    seen = {n for n, count in Counter(rows["name"].to_list()).items() if count > 1} if records else set()
+    restaurants: dict[str, Any] = {}
+    for row in rows.iter_rows(named=True) if records else ():
         key = row["name"] if row["name"] not in seen else f"{row['name']} [{row['business_id']}]"
         restaurants[key] = {f: row[f] for f in fields}
         if "_used" in row:
@@ -132,6 +131,7 @@ def _policy_of(rows: pl.DataFrame, policy: Policy | None) -> Policy:
 
 def addm_payload(
     frame: pl.DataFrame, *, k: int | None, computed_at: str | None = None, policy: Policy | None = None,
+    records: bool = True,
 ) -> dict[str, Any]:
     """The ADDM ``{policy}_K{k}_groundtruth.json`` document of one K of a GT frame.
 
@@ -141,12 +141,14 @@ def addm_payload(
     (v1/v2) needs an ``incidents`` column (see :func:`formula_incidents`); its score is
     final_risk_score and cuisine_modifier is CUISINE_MODIFIER > 1. A policy frame needs its
     ``policy`` object (the one in force in its workspace; a name is never looked up here).
+    ``records=False`` leaves ``restaurants`` empty (:mod:`core.ground_truth.gt_json` writes them).
     """
     rows = _single_k(frame, k)
     is_policy = "policy_id" in rows.columns
     definition = rows["policy_id"][0] if is_policy and rows.height else (rows["formula_version"][0] if rows.height else "")
     restaurants = {}
-    for bid, name, cats, n_reviews, n_judgments, verdict, score, cuisine, incs, rule in _addm_rows(rows, is_policy):
+    for bid, name, cats, n_reviews, n_judgments, verdict, score, cuisine, incs, rule in (
+            _addm_rows(rows, is_policy) if records else ()):
         incidents = [
             {"review_id": i["review_id"], "severity": i["severity"], "base_points": _num(i["base_points"]),
              "modifiers": list(i["modifiers"] or []), "total_points": _num(i["total_points"])}

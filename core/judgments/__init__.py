@@ -17,6 +17,7 @@ from core.judgments.catalog import (
     resolve_judge,
     review_metadata,
     set_gt_judge,
+    stale_judgments,
 )
 from core.judgments.overrides import apply_overrides as _apply_overrides
 from core.judgments.store import (
@@ -68,6 +69,7 @@ __all__ = [
     "set_gt_judge",
     "split_stale",
     "stale_count",
+    "stale_judgments",
     "load_judgments",
 ]
 

@@ -17,17 +17,20 @@ import polars as pl
 from core.base.clock import now_iso
 from core.base.errors import UnknownNameError, WorkbenchError
 from core.base.files import read_json, write_json_atomic
-from core.base.memo import stamped
+from core.base.memo import stamped, stamped_extra, stamped_frame
 from core.base.settings import require_writable
+from core.base.stamps import file_stamp
 from core.datasets import scan_restaurants, scan_reviews
 from core.judgments.store import (
     KEY,
     META_COLUMNS,
     SETTINGS_FILE,
     judge_of_file,
+    judgment_path,
     latest,
     read_log,
     split_stale,
+    stale_count,
 )
 from core.tasks import Task, get_task
 from core.workspace import Workspace
@@ -171,11 +174,42 @@ def load_raw_judgments(ws: Workspace, dataset: str, task: str, judge: str | None
     schema fields, excerpt, parse_error, judge, overridden (False), override_id (null),
     prompt_version, created_at, confidence. ``judge=None`` takes the GT judge (:func:`resolve_judge`).
     GT reads :func:`core.judgments.load_judgments`, which applies the overrides on top.
+
+    A large log's result is kept beside it as Parquet while the log, the dataset's lock and the
+    task's fields are as they were (reading 1 M judgments and checking their texts costs seconds).
     """
     spec = get_task(task, ws)
     judge = resolve_judge(ws, dataset, task, judge)
-    log = read_log(ws, dataset, task, judge, columns=_RAW_JUDGMENT_COLUMNS)
-    log = latest(split_stale(ws, dataset, log)[0])
+    path = judgment_path(ws, dataset, task, judge)
+    context = _raw_context(ws, dataset, spec)
+    frame, _ = stamped_frame(path, "raw", partial(_raw_judgments, ws, dataset, spec, judge), context=context)
+    return frame
+
+
+def _raw_context(ws: Workspace, dataset: str, spec: Task) -> str:
+    """What a kept :func:`load_raw_judgments` depends on besides its log: the dataset (texts and
+    metadata, through its lock) and the task's fields."""
+    return json.dumps({"dataset": file_stamp(ws.dataset_dir(dataset) / "dataset.lock.json"),
+                       "fields": list(spec.field_names), "columns": judgment_columns(spec)})
+
+
+def stale_judgments(ws: Workspace, dataset: str, task: str, judge: str) -> int:
+    """:func:`~core.judgments.store.stale_count`, as :func:`load_raw_judgments` kept it beside a large
+    log (the ``gt`` command loads the log, then reports this count)."""
+    spec = get_task(task, ws)
+    kept = stamped_extra(judgment_path(ws, dataset, task, judge), "raw", context=_raw_context(ws, dataset, spec))
+    if isinstance(kept, dict) and isinstance(kept.get("stale"), int):
+        return int(kept["stale"])
+    return stale_count(ws, dataset, task, judge)
+
+
+def _raw_judgments(ws: Workspace, dataset: str, spec: Task, judge: str) -> tuple[pl.DataFrame, dict[str, Any]]:
+    """(what :func:`load_raw_judgments` returns, {"stale": review keys with only stale judgments})."""
+    log = read_log(ws, dataset, spec.task_id, judge, columns=_RAW_JUDGMENT_COLUMNS)
+    current, stale = split_stale(ws, dataset, log)
+    n_stale = 0 if stale.height == 0 else (
+        stale.select(KEY).unique().join(current.select(KEY).unique(), on=list(KEY), how="anti").height)
+    log = latest(current)
     df = log.select(
         "business_id", pl.col("review_id").alias("_log_review_id"), "idx",
         *[pl.col("fields").struct.field(f).alias(f) for f in spec.field_names],
@@ -186,7 +220,7 @@ def load_raw_judgments(ws: Workspace, dataset: str, task: str, judge: str | None
         pl.coalesce("review_id", "_log_review_id").alias("review_id")
     )
     df = df.with_columns(pl.lit(False).alias("overridden"), pl.lit(None, pl.String).alias("override_id"))
-    return df.select(judgment_columns(spec)).sort(list(KEY))
+    return df.select(judgment_columns(spec)).sort(list(KEY)), {"stale": n_stale}
 
 
 def judgment_columns(spec: Task) -> list[str]:
