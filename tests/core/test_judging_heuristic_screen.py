@@ -16,7 +16,7 @@ from core.judgments.store import JudgmentLines, encode_judgments
 from core.tasks import get_task
 
 EDGE_TEXTS = [
-    None, "", "ER", "We ended up in the E.R. after the satay.", "Caf\u00e9 au lait, then hives.",
+    None, "", "ER", "We ended up in the E.R. after the satay.", "Caf\u00e9 au lait, then hives.", "Cr\u00e8me br\u00fbl\u00e9e\u00a0and na\u00efve ER staff",
     "Someone with a nut allergy should be careful.", "\u0130LL after the peanut sauce", "my lips went numb\u2026",
     "I\u2019m allergic to peanuts and the staff shrugged.", "Great pad thai \U0001f44d\ufe0f", "thoroughly enjoyed it",
 ]
@@ -34,12 +34,20 @@ def _demo_texts(small_demo) -> list[str]:
     return pl.read_parquet(small_demo / "datasets/demo/reviews.parquet")["text"].drop_nulls().to_list()
 
 
-def test_the_character_classes_the_screen_spells_out_agree_with_python_re():
-    polars_lower = pl.Series(list(S.SAFE_CHARS)).str.to_lowercase().to_list()
-    for c, low in zip(S.SAFE_CHARS, polars_lower, strict=True):
-        assert (re.fullmatch(r"\w", c) is not None) == (re.fullmatch("[0-9A-Za-z_]", c) is not None), repr(c)
-        assert (re.fullmatch(r"\s", c) is not None) == (c in "\t\n\x0b\x0c\r "), repr(c)
-        assert c.lower() == low and len(low) == 1, repr(c)
+def test_the_screen_reads_every_safe_character_as_python_re_reads_it():
+    view = pl.DataFrame({"c": list(S.SAFE_CHARS)}).select(S.screen_view(pl.col("c")))["c"].to_list()
+    for c, v in zip(S.SAFE_CHARS, view, strict=True):
+        low = c.lower()
+        assert len(low) == 1 and len(v) == 1, repr(c)
+        # the same word boundaries and \w: Python's on the lower-cased text, ASCII classes on the view
+        assert (re.fullmatch(r"\w", low) is not None) == (re.fullmatch("[0-9A-Za-z_]", v) is not None), repr(c)
+        if re.fullmatch(r"\s", low):
+            assert v in "\t\n\x0b\x0c\r ", repr(c)
+        if low.isascii():
+            assert v == low, repr(c)
+        else:  # no (ASCII) character of a rule matches it, with or without IGNORECASE
+            assert re.fullmatch("[\x00-\x7f]", c, re.IGNORECASE) is None, repr(c)
+    assert S.may_fire(["\U0001f600 hives", "\u0130LL", "\x1c"]) == [True, True, True]  # outside: the rules read it
 
 
 def test_patterns_it_cannot_translate_are_refused():
@@ -61,7 +69,6 @@ def _check_screen(texts: list[str | None]) -> float:
 
 def test_the_screen_never_drops_a_review_a_rule_fires_on(small_demo, fixtures_dir):
     assert _check_screen(EDGE_TEXTS) < 1
-    assert S.may_fire(["Caf\u00e9 food", "\u0130LL"]) == [True, True]  # characters outside SAFE_CHARS: the rules read them
     assert 0 < _check_screen(_demo_texts(small_demo)) < 1
     assert 0 < _check_screen(_real_texts(fixtures_dir)) < 0.2  # most real reviews fire nothing
 
