@@ -196,6 +196,49 @@ def encode_judgments(spec: Task, dataset: str, judge: str, records: Iterable[dic
     return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in rows).encode("utf-8")
 
 
+_STR = json.encoder.encode_basestring  # how json.dumps(..., ensure_ascii=False) writes a str
+_RAW = json.JSONEncoder(ensure_ascii=False, default=str)  # _as_text of a dict, without a new encoder per call
+_EMPTY_TAIL = '"parse_error": null, "confidence": null, "usage": null, "batch_id": null}\n'
+
+
+class JudgmentLines:
+    """The lines :func:`encode_judgments` writes, byte for byte, built from strings rather than
+    record dicts: for a bulk judge whose judgments carry no parse error, usage or confidence.
+
+    :meth:`tail` encodes a judgment's ``fields, excerpt, raw`` (reusable: every quiet review of a
+    rule judge has the same one); :meth:`line` a whole line. Either returns None for what it cannot
+    vouch for (a field outside the task's enums, a malformed key): the caller then encodes records
+    with :func:`encode_judgments`, which raises the DataError naming it.
+    """
+
+    def __init__(self, spec: Task, dataset: str, judge: str, prompt_version: str) -> None:
+        self._fields = [(f, _STR(f), spec.field(f).values) for f in spec.field_names]
+        self._head = (f'{{"dataset": {_STR(dataset)}, "task": {_STR(spec.task_id)}, "judge": {_STR(judge)}, '
+                      f'"prompt_version": {_STR(prompt_version)}, "created_at": ')
+
+    def tail(self, fields: dict[str, Any], excerpt: str | None, raw: Any) -> str | None:
+        """``"fields": …, "excerpt": …, "raw": …`` and the empty rest of a line (None: not vouched for)."""
+        if any(type(fields.get(f)) is not str or fields[f] not in values for f, _, values in self._fields):
+            return None
+        if excerpt is not None and type(excerpt) is not str:
+            return None
+        raw_text = raw if raw is None or type(raw) is str else _RAW.encode(raw)
+        parts = ", ".join(f"{key}: {_STR(fields[f])}" for f, key, _ in self._fields)
+        return (f'"fields": {{{parts}}}, "excerpt": {"null" if excerpt is None else _STR(excerpt)}, '
+                f'"raw": {"null" if raw_text is None else _STR(raw_text)}, {_EMPTY_TAIL}')
+
+    def line(self, row: dict[str, Any], created_at: str, tail: str) -> str | None:
+        """The line of ``row``'s judgment (its ``business_id, review_id, idx, text_hash``) with ``tail``."""
+        bid, rid, idx, th = row.get("business_id"), row.get("review_id"), row.get("idx"), row.get("text_hash")
+        if type(bid) is not str or not bid or type(idx) is not int or idx < 0 or (rid is not None and type(rid) is not str):
+            return None
+        if th is not None and (type(th) is not str or not _HEX16.fullmatch(th)):
+            return None
+        return (f'{self._head}{_STR(created_at)}, "business_id": {_STR(bid)}, '
+                f'"review_id": {"null" if rid is None else _STR(rid)}, "idx": {idx}, '
+                f'"text_hash": {"null" if th is None else _STR(th)}, {tail}')
+
+
 def append_encoded_judgments(path: Path, data: bytes) -> tuple[int, int]:
     """Append lines made by :func:`encode_judgments` to the log at ``path`` (:func:`judgment_path`),
     durably, as :func:`append_judgments` does; returns where they start and end in the file."""

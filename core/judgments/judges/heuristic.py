@@ -32,16 +32,20 @@ How it reads a review:
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.base.clock import now_iso
 from core.base.errors import WorkbenchError
 from core.judgments.judges import heuristic_rules as R
 from core.judgments.judges.base import JudgeKind, make_record, register_judge_kind
 from core.judgments.judges.heuristic_context import context_reason
+from core.judgments.judges.heuristic_screen import may_fire
+from core.judgments.judges.heuristic_text import Cue, sentence_spans
+from core.judgments.judges.heuristic_text import Review as _Review
+from core.judgments.store import JudgmentLines
 
 JUDGE_ID = "heuristic-v1"
 RULES_VERSION = R.RULES_VERSION
@@ -53,99 +57,7 @@ _SEV_LEVEL = {r: lvl for r, lvl, _, _ in R.SEVERITY_RULES}
 _SEV_NEEDS_CONTEXT = {r: ctx for r, _, _, ctx in R.SEVERITY_RULES}
 _STAFF_RULES = R.RuleSet([(r, p) for r, _, p in R.STAFF_RULES])
 _STAFF_KIND = {r: kind for r, kind, _ in R.STAFF_RULES}
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*\s+|\n+")
-_CLAUSE = re.compile(r"[,;:]|\bbut\b|\bhowever\b|\bthough\b", re.IGNORECASE)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    r"""Verbatim sentence spans ``(start, end)`` of ``text`` (stripped, non-empty).
-
-    >>> t = "Great food!  My lips swelled.\nNever again"
-    >>> [t[s:e] for s, e in sentence_spans(t)]
-    ['Great food!', 'My lips swelled.', 'Never again']
-    """
-    spans, start = [], 0
-    for m in _SENTENCE_END.finditer(text):
-        spans.append((start, m.start() + len(m.group().rstrip())))
-        start = m.end()
-    spans.append((start, len(text)))
-    out = []
-    for s, e in spans:
-        while s < e and text[s].isspace():
-            s += 1
-        while e > s and text[e - 1].isspace():
-            e -= 1
-        if e > s:
-            out.append((s, e))
-    return out
-
-
-@dataclass(frozen=True)
-class Cue:
-    """One matched cue: rule name, what it says, and where (sentence index and character span)."""
-
-    rule: str
-    kind: str  # severity level, or assurance/negative/positive
-    sentence: int
-    start: int
-    end: int
-
-
-class _Review:
-    """A review's text with its sentence spans."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        low = text.lower()
-        self.low = low
-        # lower-case patterns on the lower-cased text are faster than IGNORECASE; positions stay
-        # valid as long as lower() kept the length (it does except for a few rare characters)
-        self._scan = low if len(low) == len(text) else None
-        self.has_context = any(t in low for t in R.CONTEXT_TRIGGERS) and R.ALLERGY_CONTEXT.search(low) is not None
-        self.triggers = R.find_triggers(low)
-        self._spans: list[tuple[int, int]] | None = None
-        self._starts: list[int] = []
-
-    @property
-    def spans(self) -> list[tuple[int, int]]:
-        if self._spans is None:  # only reviews with a cue need sentences
-            self._spans = sentence_spans(self.text) or [(0, 0)]
-            self._starts = [s for s, _ in self._spans]
-        return self._spans
-
-    def matches(self, rules: R.RuleSet) -> list[tuple[str, re.Match[str]]]:
-        """``(rule, match)`` of every rule that matches, in text order."""
-        found = [(name, m) for name, fast, slow in rules.active(self.triggers)
-                 for m in (fast.finditer(self._scan) if self._scan is not None else slow.finditer(self.text))]
-        found.sort(key=lambda item: item[1].start())
-        return found
-
-    def sentence_of(self, pos: int) -> int:
-        self.spans  # noqa: B018 - computes the sentence starts
-        return max(0, bisect.bisect_right(self._starts, pos) - 1)
-
-    def sentence(self, i: int) -> str:
-        s, e = self.spans[i]
-        return self.text[s:e]
-
-    def prefix(self, i: int, pos: int) -> str:
-        return self.text[self.spans[i][0] : pos]
-
-    def clause_prefix(self, i: int, pos: int) -> str:
-        prefix = self.prefix(i, pos)
-        cuts = [m.end() for m in _CLAUSE.finditer(prefix)]
-        return prefix[cuts[-1] :] if cuts else prefix
-
-    def disclosed_near(self, i: int) -> bool:
-        """The previous or next sentence tells the staff about an allergy."""
-        for j in (i - 1, i + 1):
-            if 0 <= j < len(self.spans):
-                sentence = self.sentence(j)
-                if R.ALLERGY_CONDITION.search(sentence) and R.DISCLOSURE.search(sentence):
-                    return True
-        return False
-
-
+__all__ = ["Cue", "sentence_spans", "judge_text", "quiet_result", "HeuristicJudge", "HeuristicV2Judge"]
 @dataclass(frozen=True)
 class Profile:
     """One version of the rules: v1 reads every reaction cue; v2 adds the precision rules.
@@ -362,6 +274,12 @@ _SEV_NEEDS_CONTEXT.update({r: ctx for r, _, _, ctx in R.SEVERITY_RULES_V2})
 PROFILES = {p.judge_id: p for p in (V1, V2)}
 
 
+def quiet_result(profile: Profile | None = None) -> tuple[dict[str, str], str, dict[str, Any]]:
+    """The judgment of a review no rule fires on (what :func:`judge_text` returns for an empty text,
+    and for every text :func:`core.judgments.judges.heuristic_screen.may_fire` screens out)."""
+    return judge_text("", profile)
+
+
 class HeuristicJudge:
     """A heuristic judge (G1a rules; ``heuristic-v1`` by default, ``heuristic-v2`` with the
     precision rules); fast in bulk, so the runner calls it with all rows."""
@@ -390,6 +308,28 @@ class HeuristicJudge:
                 fields=fields, excerpt=excerpt, raw=raw,
             ))
         return out
+
+    def screen(self, texts: Sequence[str | None]) -> list[bool]:
+        """Per text, whether a rule may fire (vectorised; False: the judgment is :func:`quiet_result`)."""
+        return may_fire(texts)
+
+    def encode_lines(self, spec: Any, dataset: str, rows: Sequence[dict[str, Any]],
+                     fire: Sequence[bool] | None = None) -> bytes | None:
+        """The judgment log's lines for ``rows`` (what :meth:`judge` and
+        :func:`core.judgments.store.encode_judgments` make, byte for byte, ``created_at`` being the
+        chunk's time), without record dicts; the rules run only where ``fire`` (from
+        :meth:`screen`) is True. None for a row the fast encoder cannot vouch for (the caller then
+        takes the general path, which names the problem)."""
+        lines = JudgmentLines(spec, dataset, self.judge_id, self.prompt_version)
+        created_at, quiet = now_iso(), lines.tail(*quiet_result(self.profile))
+        out = []
+        for n, row in enumerate(rows):
+            tail = lines.tail(*judge_text(row.get("text"), self.profile)) if fire is None or fire[n] else quiet
+            line = lines.line(row, created_at, tail) if tail is not None else None
+            if line is None:
+                return None
+            out.append(line)
+        return "".join(out).encode("utf-8")
 
 
 register_judge_kind(JudgeKind("heuristic", "heuristic-v1: deterministic G1a rules over the text (no LLM)", HeuristicJudge))

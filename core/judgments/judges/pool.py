@@ -7,9 +7,11 @@ encode into the judgment log's exact JSONL lines (:func:`core.judgments.encode_j
 calling process appends them in plan order, so the log holds the same lines in the same order as
 a run in one process (only ``created_at`` differs, as between any two runs).
 
-Workers are forked (they inherit the judge; nothing is pickled but the rows and the lines), with
-the collector's view of the parent's objects frozen so that the children's collections do not
-copy the parent's pages. A chunk whose encoding fails in a worker (a record outside the task's
+Workers are forked (they inherit the judge; nothing is pickled but the rows, the judge's screen of
+them and the lines), with the collector's view of the parent's objects frozen so that the
+children's collections do not copy the parent's pages. A judge with a vectorised ``screen`` (the
+heuristic judges: :mod:`core.judgments.judges.heuristic_screen`) screens each chunk here, in
+polars, and its workers run the rules only on the reviews that can fire one. A chunk whose encoding fails in a worker (a record outside the task's
 schema) is sent back as records and encoded again here, so the error is raised by the caller.
 ``WORKBENCH_JUDGE_WORKERS`` sets the number of worker processes (1: judge in this process).
 """
@@ -49,8 +51,18 @@ class JudgedChunk:
     records: list[dict[str, Any]] | None = None  # set instead of ``data`` when encoding failed
 
 
-def judge_chunk(judge: Judge, spec: Task, dataset: str, rows: Sequence[dict[str, Any]]) -> JudgedChunk:
-    """Judge ``rows`` and encode the judgments as the judgment log's lines."""
+def judge_chunk(judge: Judge, spec: Task, dataset: str, rows: Sequence[dict[str, Any]],
+                fire: Sequence[bool] | None = None) -> JudgedChunk:
+    """Judge ``rows`` and encode the judgments as the judgment log's lines.
+
+    A judge with ``encode_lines(spec, dataset, rows, fire)`` (the heuristic judges) writes the lines
+    itself, reading only the rows ``fire`` (its ``screen`` of the texts) marks; when it declines
+    (None), the records are made and encoded as for any judge.
+    """
+    encode_lines = getattr(judge, "encode_lines", None)
+    data = encode_lines(spec, dataset, rows, fire) if callable(encode_lines) else None
+    if data is not None:
+        return JudgedChunk(data=data, judged=len(rows), finished_keys=[review_key(r) for r in rows])
     records = judge.judge(rows)
     judgments = [r for r in records if not is_failure(r)]
     chunk = JudgedChunk(
@@ -63,6 +75,13 @@ def judge_chunk(judge: Judge, spec: Task, dataset: str, rows: Sequence[dict[str,
     except Exception:  # noqa: BLE001 - re-raised by the caller, which encodes the records again
         chunk.records = judgments
     return chunk
+
+
+def screen(judge: Judge, rows: Sequence[dict[str, Any]]) -> list[bool] | None:
+    """The judge's vectorised screen of the rows' texts (``judge.screen``; in the calling process,
+    never in a forked worker: polars' threads do not survive a fork), or None without one."""
+    method = getattr(judge, "screen", None)
+    return method([r.get("text") for r in rows]) if callable(method) else None
 
 
 def worker_count(n_rows: int) -> int:
@@ -88,8 +107,8 @@ def _start_worker(judge: Judge, spec: Task, dataset: str) -> None:
     _WORKER.update(judge=judge, spec=spec, dataset=dataset)
 
 
-def _judge_in_worker(rows: Sequence[dict[str, Any]]) -> JudgedChunk:
-    return judge_chunk(_WORKER["judge"], _WORKER["spec"], _WORKER["dataset"], rows)
+def _judge_in_worker(rows: Sequence[dict[str, Any]], fire: Sequence[bool] | None) -> JudgedChunk:
+    return judge_chunk(_WORKER["judge"], _WORKER["spec"], _WORKER["dataset"], rows, fire)
 
 
 def judge_in_chunks(rows: Sequence[dict[str, Any]], judge: Judge, spec: Task, dataset: str, *,
@@ -105,7 +124,7 @@ def judge_in_chunks(rows: Sequence[dict[str, Any]], judge: Judge, spec: Task, da
             if stop():
                 return True
             chunk = rows[start : start + CHUNK]
-            store(judge_chunk(judge, spec, dataset, chunk), start + len(chunk))
+            store(judge_chunk(judge, spec, dataset, chunk, screen(judge, chunk)), start + len(chunk))
         return False
     return _judge_in_pool(rows, judge, spec, dataset, store=store, stop=stop, workers=workers)
 
@@ -126,7 +145,7 @@ def _judge_in_pool(rows: Sequence[dict[str, Any]], judge: Judge, spec: Task, dat
                 stopped = True
                 break
             chunk = rows[start : start + POOL_CHUNK]
-            pending.append((start + len(chunk), pool.submit(_judge_in_worker, chunk)))
+            pending.append((start + len(chunk), pool.submit(_judge_in_worker, chunk, screen(judge, chunk))))
         while pending:  # chunks being judged are stored, also after a stop
             end, future = pending.popleft()
             store(future.result(), end)
