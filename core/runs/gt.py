@@ -10,13 +10,12 @@ own content) and its lineage (:mod:`core.ground_truth.lineage`). The run keeps t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from core.base.errors import WorkbenchError
-from core.base.files import read_json, sha256_file
+from core.base.files import json_document, read_json, sha256_file
 from core.base.memo import stamped
 from core.ground_truth.export import gt_frame_for_layout, gt_payload
 from core.ground_truth.gt_files import LINEAGE_KEY, gt_records, load_gt_file, read_gt_file
@@ -52,7 +51,7 @@ class RunGT:
             return self.file_bytes
         if self.document is None:
             return None
-        return (json.dumps(self.document, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        return json_document(self.document)  # json.dumps(indent=2)'s bytes, by orjson (seconds at 150,000 restaurants)
 
 
 def computed_gt(ws: Workspace, dataset: str, task: str, policy: Policy, k: int, *, judge: str | None = None) -> RunGT:
