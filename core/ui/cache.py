@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,11 @@ import streamlit as st
 from core.base.errors import UnknownNameError
 from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt, variants
 from core.ground_truth import views as gt_views
-from core.ground_truth.compute import newest_review_year
+from core.ground_truth.compute import distribution_by_k, newest_review_year
 from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.policies import Policy
-from core.ground_truth.views.paging import ColumnLookup
+from core.ground_truth.views import counts as counts_view
+from core.ground_truth.views.paging import ColumnLookup, Page, sorted_page
 from core.tasks import get_task, task_ids
 from core.ui import arrow_datasets, chart_spec, gt_frames, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
 from core.workspace import Workspace
@@ -107,13 +108,22 @@ def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
+def inputs_at(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
+    """:func:`gt_inputs` by the workspace root and the data key (:func:`data_key`)."""
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)  # one restaurant's rows: shared, never mutated
+def restaurant_inputs_at(root: str, dataset: str, task: str, judge: str | None, stamp: str,
+                         business_id: str) -> gt_views.GTInputs:
+    """The inputs of one restaurant (:func:`core.ground_truth.views.load_restaurant_inputs`: its row
+    groups of the kept judgments, not all of them) by the workspace root and the data key."""
+    return gt_views.load_restaurant_inputs(Workspace(Path(root)), dataset, task, business_id, judge)
 
 
 def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_views.GTInputs:
     """The judgments (overrides applied) and restaurants GT is computed from."""
-    return _inputs(str(ws.root), dataset, task, judge, data_key(ws, dataset, task))
+    return inputs_at(str(ws.root), dataset, task, judge, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -134,7 +144,7 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
     def one_k(k: int | None) -> pl.DataFrame:
-        inputs = _inputs(root, dataset, task, judge, stamp)
+        inputs = inputs_at(root, dataset, task, judge, stamp)
         return frame_of(inputs, root, dataset, task, stamp, definition, [k], changes, vstamp)
 
     return gt_frames.frame_at(root, dataset, task, judge, stamp, definition, ks, changes, vstamp, one_k)  # K by K
@@ -155,7 +165,7 @@ def frame_of(inputs: gt_views.GTInputs, root: str, dataset: str, task: str, stam
     return with_review_counts(frame, inputs.restaurants)
 
 
-def _stamp_of_name(ws: Workspace, name: str, vkey: str | None = None) -> str:
+def stamp_of_name(ws: Workspace, name: str, vkey: str | None = None) -> str:
     """The variants key (``vkey`` when the caller read it) for a saved variant's name; "" for a
     committed formula or policy, so that saving a variant never invalidates what does not depend on it."""
     try:
@@ -170,7 +180,7 @@ def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definiti
     """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
     with each restaurant's stored review count and ``short_of_k``."""
     return _frame(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), definition,
-                  tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
+                  tuple(ks), tuple(sorted((changes or {}).items())), stamp_of_name(ws, definition))
 
 
 def gt_frame_keyed(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
@@ -178,10 +188,19 @@ def gt_frame_keyed(ws: Workspace, dataset: str, task: str, judge: str | None, de
     """:func:`gt_frame` and the key of everything built from it, (:func:`frame_key`, judge,
     definition, ks), both from one reading of the stamps: a file written meanwhile (a judging run
     appends all the time) cannot pair the frame with the key of newer data."""
+    frame, key, _counts = gt_frame_counted(ws, dataset, task, judge, definition, ks)
+    return frame, key
+
+
+def gt_frame_counted(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+                     ks: Sequence[int | None]) -> tuple[pl.DataFrame, tuple, dict[int | None, Any] | None]:
+    """:func:`gt_frame_keyed` and the counts of each K made with the frame
+    (:func:`core.ui.gt_frames.counts_at`; None when not held), from the same reading of the stamps."""
     dkey, vkey = data_key(ws, dataset, task), variants_key(ws)
-    frame = _frame(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (),
-                   _stamp_of_name(ws, definition, vkey))
-    return frame, ((str(ws.root), dataset, task, _digest((dkey, vkey))), judge, definition, tuple(ks))
+    vstamp = stamp_of_name(ws, definition, vkey)
+    frame = _frame(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (), vstamp)
+    counts = gt_frames.counts_at(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (), vstamp)
+    return frame, ((str(ws.root), dataset, task, _digest((dkey, vkey))), judge, definition, tuple(ks)), counts
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -191,7 +210,7 @@ def _texts(root: str, dataset: str, business_id: str, stamp: str) -> dict[int, s
 
 def _one(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str) -> tuple[Any, dict[int, str]]:
     stamp = data_key(ws, dataset, task)
-    one = gt_views.restaurant_inputs(_inputs(str(ws.root), dataset, task, judge, stamp), business_id)
+    one = restaurant_inputs_at(str(ws.root), dataset, task, judge, stamp, business_id)
     return one, _texts(str(ws.root), dataset, business_id, stamp)
 
 
@@ -208,7 +227,7 @@ def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id
           k: int | None) -> TraceNode:
     """One restaurant's trace tree at one K."""
     return _trace(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
-                  definition, k, _stamp_of_name(ws, definition))
+                  definition, k, stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -224,7 +243,7 @@ def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_
             k_from: int | None, k_to: int | None) -> KChange:
     """Why one restaurant's GT changes between two K."""
     return _kchange(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
-                    definition, k_from, k_to, _stamp_of_name(ws, definition))
+                    definition, k_from, k_to, stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -247,7 +266,7 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
     for task, stamp in stamps:
         if get_gt_judge(ws, dataset, task) is None:
             continue  # no judge, or several and none chosen: nothing to show as "the" judgment
-        inputs = _inputs(root, dataset, task, None, stamp)
+        inputs = inputs_at(root, dataset, task, None, stamp)
         fields = [f.name for f in get_task(task, ws).fields if f.name in inputs.judgments.columns]
         rows = inputs.judgments.filter(pl.col("business_id") == business_id)
         for row in rows.iter_rows(named=True):
@@ -296,13 +315,24 @@ class FrameViews:
     verdicts: list[str]  # gt_views.verdict_order(frame, scale)
     restaurants: int
     flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
-    grid: pl.DataFrame  # gt_views.verdict_grid(frame): every restaurant, highest score first
+    grid: pl.DataFrame  # gt_views.verdict_grid_rows(frame): every restaurant in the frame's order (sorted by page)
     short_counts: dict[int | None, int]  # K -> restaurants with fewer reviews than K (coverage.short_counts)
+    k_counts: Mapping[int | None, Any] | None = None  # K -> counts made with the frame (views.counts), if held
+
+    def distribution_table(self, frame: pl.DataFrame, scale: Sequence[str]) -> pl.DataFrame:
+        """``gt_views.distribution_table(frame, scale)``, from the counts when held."""
+        return counts_view.distribution_table_of(self.k_counts, scale) if self.k_counts is not None \
+            else gt_views.distribution_table(frame, scale)
+
+    def distribution_by_k(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``distribution_by_k(frame, self.verdicts)``, from the counts when held."""
+        return counts_view.distribution_by_k_of(self.k_counts, self.verdicts) if self.k_counts is not None \
+            else distribution_by_k(frame, self.verdicts)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
-    full = gt_views.verdict_grid(_frame, keep_hidden=True)  # on whole columns: no dict of every restaurant
+def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame, _counts: Mapping | None) -> FrameViews:
+    full = gt_views.verdict_grid_rows(_frame, keep_hidden=True)  # on whole columns: no dict of every restaurant
     if "_short" in full.columns:
         short = full.filter(pl.col("_short")).select("business_id", pl.col("_stored").alias("stored"))
     else:  # a frame whose K do not line up
@@ -310,31 +340,62 @@ def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> Fr
                  .agg(pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first().alias("stored"))
                  .filter(pl.col("short")) if "short_of_k" in _frame.columns
                  else pl.DataFrame(schema={"business_id": pl.String, "stored": pl.Int64}))
+    counted = _counts is not None
     return FrameViews(ColumnLookup(full, "business_id", "name"), ColumnLookup(full, "business_id", "path"),
-                      ColumnLookup(short, "business_id", "stored"), gt_views.verdict_order(_frame, scale),
+                      ColumnLookup(short, "business_id", "stored"),
+                      counts_view.verdict_order_of(_counts, scale) if counted else gt_views.verdict_order(_frame, scale),
                       full.height, int((full["changes"] > 0).sum()), full.drop("_short", "_stored", strict=False),
-                      short_counts(_frame))
+                      counts_view.short_counts_of(_counts) if counted else short_counts(_frame), _counts)
 
 
-def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:
-    """Names, verdict paths, coverage and counts of the GT ``frame`` whose cache key is ``key``."""
-    return _frame_views(key, tuple(scale), frame)
+def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = (),
+                counts: Mapping[int | None, Any] | None = None) -> FrameViews:
+    """Names, verdict paths, coverage and counts of the GT ``frame`` whose cache key is ``key``
+    (``counts``: its K's counts from :func:`gt_frame_counted`, else they are counted here)."""
+    return _frame_views(key, tuple(scale), frame, counts)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[str, ...] | None,
-          _frame: pl.DataFrame) -> pl.DataFrame:
-    return gt_views.verdict_grid(_frame, flips_only=flips_only, sort=sort, search=search,
-                                 rank_by=list(rank_by) if rank_by is not None else None)
+def _grid(key: tuple, flips_only: bool, search: str, rank_by: tuple[str, ...] | None, _frame: pl.DataFrame) -> pl.DataFrame:
+    return gt_views.verdict_grid_rows(_frame, flips_only=flips_only, search=search,
+                                      rank_by=list(rank_by) if rank_by is not None else None)
+
+
+def _grid_rows(key: tuple, frame: pl.DataFrame, flips_only: bool, search: str, rank_by: Sequence[str] | None,
+               views: FrameViews | None) -> pl.DataFrame:
+    if views is not None and not flips_only and not search and rank_by is None:
+        return views.grid  # the same call, already made
+    return _grid(key, bool(flips_only), search, tuple(rank_by) if rank_by is not None else None, frame)
 
 
 def verdict_grid(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
                  rank_by: Sequence[str] | None, views: FrameViews | None = None) -> pl.DataFrame:
-    """:func:`core.ground_truth.views.verdict_grid` of the GT ``frame`` whose cache key is ``key`` (with the
-    default options, ``views.grid``: the same call, already made)."""
-    if views is not None and not flips_only and sort == gt_views.SORTS[0] and not search and rank_by is None:
-        return views.grid
-    return _grid(key, bool(flips_only), sort, search, tuple(rank_by) if rank_by is not None else None, frame)
+    """:func:`core.ground_truth.views.verdict_grid` of the GT ``frame`` whose cache key is ``key``: every
+    row sorted (``views``: its :func:`frame_views`, whose rows it sorts with the default options)."""
+    if sort not in gt_views.SORTS:
+        raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(gt_views.SORTS)}")
+    rows = _grid_rows(key, frame, flips_only, search, rank_by, views)
+    by, descending = gt_views.GRID_ORDERS[sort]
+    return rows.sort(by, descending=descending, maintain_order=True).select(gt_views.grid_columns(rows))
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)  # a page of rows, shared
+def _grid_page(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[str, ...] | None,
+               number: int, size: int, _frame: pl.DataFrame, _views: FrameViews | None) -> Page:
+    rows = _grid_rows(key, _frame, flips_only, search, rank_by, _views)
+    by, descending = gt_views.GRID_ORDERS[sort]
+    page = sorted_page(rows, by, descending, number, size)
+    return replace(page, rows=page.rows.select(gt_views.grid_columns(rows)))
+
+
+def grid_page(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
+              rank_by: Sequence[str] | None, number: int, size: int, views: FrameViews | None = None) -> Page:
+    """Page ``number`` (``size`` rows) of :func:`verdict_grid`, selected without sorting every row
+    (:func:`core.ground_truth.views.paging.sorted_page`)."""
+    if sort not in gt_views.SORTS:
+        raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(gt_views.SORTS)}")
+    return _grid_page(key, bool(flips_only), sort, search, tuple(rank_by) if rank_by is not None else None,
+                      int(number), int(size), frame, views)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -349,19 +410,29 @@ def score_series(key: tuple, frame: pl.DataFrame, business_id: str) -> pl.DataFr
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _primitives(table_key: tuple, task: str, definition: str, scored: bool, dataset: str, k: int | None,
+def _primitives(table_key: tuple, task: str, definition: str, dataset: str, k: int | None,
                 judge_param: str | None, _frame: pl.DataFrame) -> pl.DataFrame:
-    table = gt_views.primitive_table(_frame, k)
-    if not scored and "score" in table.columns:
-        table = table.drop("score")  # always 0 for a rule policy: its rules decide
-    return table  # the trace links are made for the rows of the page shown (primitives_section)
+    return gt_views.primitive_rows(_frame, k)  # unsorted: each page is a selection (primitives_page)
 
 
-def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
-               judge_param: str | None) -> pl.DataFrame:
-    """Every restaurant of the GT ``frame`` at K=``k`` with every primitive, highest score first
-    (``table_key``: the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
-    return _primitives(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param, frame)
+@st.cache_resource(max_entries=64, show_spinner=False)  # a page of rows, shared
+def _primitives_page(table_key: tuple, task: str, definition: str, scored: bool, dataset: str, k: int | None,
+                     judge_param: str | None, number: int, size: int, _frame: pl.DataFrame) -> Page:
+    by, descending = gt_views.PRIMITIVE_ORDER
+    page = sorted_page(_primitives(table_key, task, definition, dataset, k, judge_param, _frame), by, descending,
+                       number, size)
+    if not scored and "score" in page.rows.columns:
+        page = replace(page, rows=page.rows.drop("score"))  # always 0 for a rule policy: its rules decide
+    return page  # the trace links are made for the rows of the page shown (primitives_section)
+
+
+def primitives_page(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
+                    judge_param: str | None, number: int, size: int) -> Page:
+    """Page ``number`` (of ``size`` rows) of every restaurant of the GT ``frame`` at K=``k`` with every
+    primitive, highest score first (:func:`core.ground_truth.views.primitive_table`'s order; ``table_key``:
+    the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
+    return _primitives_page(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param,
+                            int(number), int(size), frame)
 
 
 # The restaurant × K grid outlines the selected restaurant through one data column ("picked",

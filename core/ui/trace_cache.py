@@ -7,11 +7,12 @@ Keyed like :mod:`core.ui.cache` by the data stamp (and the variants stamp for a 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import polars as pl
 import streamlit as st
 
-from core.ground_truth import views as gt_views
+from core.ground_truth.compute import load_restaurants
 from core.ground_truth.views.paging import ColumnLookup, name_frame
 from core.ui import cache
 from core.workspace import Workspace
@@ -22,7 +23,7 @@ LIST_ALL = 1_000  # up to this many restaurants the picker lists them all; beyon
 @st.cache_data(max_entries=64, show_spinner=False)
 def _one_frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
                ks: tuple[int | None, ...], vstamp: str, business_id: str) -> pl.DataFrame:
-    one = gt_views.restaurant_inputs(cache._inputs(root, dataset, task, judge, stamp), business_id)
+    one = cache.restaurant_inputs_at(root, dataset, task, judge, stamp, business_id)
     return cache.frame_of(one, root, dataset, task, stamp, definition, ks, (), vstamp)
 
 
@@ -34,12 +35,12 @@ def restaurant_frame(ws: Workspace, dataset: str, task: str, judge: str | None, 
         ValueError: no restaurant ``business_id`` in the dataset.
     """
     return _one_frame(str(ws.root), dataset, task, judge, cache.data_key(ws, dataset, task), definition, tuple(ks),
-                      cache._stamp_of_name(ws, definition), business_id)
+                      cache.stamp_of_name(ws, definition), business_id)
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)  # shared, not copied
 def _names(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> pl.DataFrame:
-    restaurants = cache._inputs(root, dataset, task, judge, stamp).restaurants
+    restaurants = load_restaurants(Workspace(Path(root)), dataset)  # not the judgments: the names only
     named = name_frame(restaurants.select("business_id", "name"))
     return named.sort(pl.col("name").str.to_lowercase(), "business_id")
 

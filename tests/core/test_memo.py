@@ -80,3 +80,40 @@ def test_gt_inputs_and_status_from_the_kept_copies_are_the_computed_ones(demo_ws
     assert kept.sha256 == first.sha256 == judgments_sha256(direct)
     assert gt_views.judging_status(demo_ws, "demo", "G1a") == status
     assert any(p.name.endswith(".inputs.parquet") for p in demo_ws.judgments_dir("demo", "G1a").iterdir())
+
+
+def test_one_restaurants_inputs_from_the_kept_row_groups_are_its_rows_of_all(demo_ws, small, monkeypatch):
+    """The Trace page reads one restaurant's judgments from the row groups of the kept copy that hold
+    them (load_restaurant_inputs): the rows restaurant_inputs cuts from every restaurant's."""
+    import polars as pl
+
+    from core.ground_truth import views as gt_views
+    from core.ground_truth.views import loaders
+
+    monkeypatch.setattr(loaders, "INPUTS_ROW_GROUP", 64)  # many row groups in the demo's judgments
+    cold = gt_views.load_restaurant_inputs(demo_ws, "demo", "G1a", _first_id(demo_ws))  # computes, keeps
+    every = gt_views.load_inputs(demo_ws, "demo", "G1a")
+    ids = every.restaurants["business_id"].to_list()
+    assert cold.judgments.equals(gt_views.restaurant_inputs(every, ids[0]).judgments)
+    for business_id in ids[::3]:
+        one = gt_views.load_restaurant_inputs(demo_ws, "demo", "G1a", business_id)
+        want = gt_views.restaurant_inputs(every, business_id)
+        assert one.judgments.equals(want.judgments) and one.judgments.schema == want.judgments.schema, business_id
+        assert one.restaurants.equals(want.restaurants) and (one.judge, one.sha256) == (want.judge, want.sha256)
+    kept = pl.read_parquet_schema(memo.frame_path(gt_views_log(demo_ws), "inputs"))
+    assert list(kept) == every.judgments.columns
+    with pytest.raises(ValueError, match="no restaurant"):
+        gt_views.load_restaurant_inputs(demo_ws, "demo", "G1a", "no-such-id")
+
+
+def _first_id(ws: Workspace) -> str:
+    from core.ground_truth.compute import load_restaurants
+
+    return str(load_restaurants(ws, "demo")["business_id"].sort()[0])
+
+
+def gt_views_log(ws: Workspace):
+    from core.judgments import resolve_judge
+    from core.judgments.store import judgment_path
+
+    return judgment_path(ws, "demo", "G1a", resolve_judge(ws, "demo", "G1a", None))
