@@ -331,7 +331,8 @@ class FrameViews:
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame, _counts: Mapping | None) -> FrameViews:
+def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame,
+                 _counts: Mapping[int | None, Any] | None) -> FrameViews:
     full = gt_views.verdict_grid_rows(_frame, keep_hidden=True)  # on whole columns: no dict of every restaurant
     if "_short" in full.columns:
         short = full.filter(pl.col("_short")).select("business_id", pl.col("_stored").alias("stored"))
@@ -340,12 +341,13 @@ def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame, _coun
                  .agg(pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first().alias("stored"))
                  .filter(pl.col("short")) if "short_of_k" in _frame.columns
                  else pl.DataFrame(schema={"business_id": pl.String, "stored": pl.Int64}))
-    counted = _counts is not None
+    if _counts is not None:  # made with each K's frame: no scan of every K's rows
+        verdicts, shorts = counts_view.verdict_order_of(_counts, scale), counts_view.short_counts_of(_counts)
+    else:
+        verdicts, shorts = gt_views.verdict_order(_frame, scale), short_counts(_frame)
     return FrameViews(ColumnLookup(full, "business_id", "name"), ColumnLookup(full, "business_id", "path"),
-                      ColumnLookup(short, "business_id", "stored"),
-                      counts_view.verdict_order_of(_counts, scale) if counted else gt_views.verdict_order(_frame, scale),
-                      full.height, int((full["changes"] > 0).sum()), full.drop("_short", "_stored", strict=False),
-                      counts_view.short_counts_of(_counts) if counted else short_counts(_frame), _counts)
+                      ColumnLookup(short, "business_id", "stored"), verdicts, full.height,
+                      int((full["changes"] > 0).sum()), full.drop("_short", "_stored", strict=False), shorts, _counts)
 
 
 def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = (),

@@ -93,12 +93,14 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
     _controls(key, frame, views, rank_by)
     flips_only, sort = bool(st.session_state.get(K_FLIPS, False)), st.session_state.get(K_SORT) or gt_views.SORTS[0]
     search = st.session_state.get(K_SEARCH) or ""
-    options = {"flips_only": flips_only, "sort": sort, "search": search, "rank_by": rank_by, "views": views}
-    page = cache.grid_page(key, frame, **options, number=int(st.session_state.get(K_PAGE) or 1),
-                           size=int(st.session_state[K_PAGE_SIZE]))
+    def page_of_grid(number: int, size: int) -> Page:
+        return cache.grid_page(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by,
+                               number=number, size=size, views=views)
+
+    page = page_of_grid(int(st.session_state.get(K_PAGE) or 1), int(st.session_state[K_PAGE_SIZE]))
     st.session_state[K_PAGE] = page.number  # clamped before the widget is drawn
     if st.session_state.get(K_REST) not in views.names:  # the first of the sort order (the default one if none match)
-        first = page if page.number == 1 else cache.grid_page(key, frame, **options, number=1, size=1)
+        first = page if page.number == 1 else page_of_grid(1, 1)
         if not first.total:
             first = cache.grid_page(key, frame, flips_only=False, sort=gt_views.SORTS[0], search="", rank_by=None,
                                     number=1, size=1, views=views)
