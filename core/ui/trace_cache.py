@@ -38,6 +38,23 @@ def restaurant_frame(ws: Workspace, dataset: str, task: str, judge: str | None, 
                       cache.stamp_of_name(ws, definition), business_id)
 
 
+def check_inputs(ws: Workspace, dataset: str, task: str, judge: str | None, names: pl.DataFrame,
+                 business_id: str | None) -> None:
+    """Raise what reading the judgments raises (a broken judgment or override file, a judge not
+    resolved) before the page draws its pickers, by reading the inputs of ``business_id`` (the first
+    of ``names`` when it is not one of them): the same cached read the trace then makes.
+
+    Raises:
+        DataError: a judgment log or override file cannot be read.
+        WorkbenchError: no GT judge among several, or an unknown judge.
+    """
+    if not names.height:
+        return
+    if business_id is None or not names.filter(pl.col("business_id") == business_id).height:
+        business_id = str(names["business_id"][0])
+    cache.restaurant_inputs_at(str(ws.root), dataset, task, judge, cache.data_key(ws, dataset, task), business_id)
+
+
 @st.cache_resource(max_entries=8, show_spinner=False)  # shared, not copied
 def _names(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> pl.DataFrame:
     restaurants = load_restaurants(Workspace(Path(root)), dataset)  # not the judgments: the names only
