@@ -117,3 +117,21 @@ def gt_views_log(ws: Workspace):
     from core.judgments.store import judgment_path
 
     return judgment_path(ws, "demo", "G1a", resolve_judge(ws, "demo", "G1a", None))
+
+
+def test_the_trace_pickers_names_kept_beside_the_restaurants_are_the_sorted_names(demo_ws, small):
+    """Trace's restaurant picker reads the names kept beside restaurants.parquet: the names sorted
+    as computed (the memo itself is checked against the file's stamp above)."""
+    import polars as pl
+
+    from core.ground_truth.compute import load_restaurants
+    from core.ground_truth.views.paging import name_frame
+    from core.ui import trace_cache
+
+    table = demo_ws.dataset_dir("demo") / "restaurants.parquet"
+    want = name_frame(load_restaurants(demo_ws, "demo").select("business_id", "name"))
+    want = want.sort(pl.col("name").str.to_lowercase(), "business_id")
+    first = trace_cache._names.__wrapped__(str(demo_ws.root), "demo", "G1a", None, "s")
+    assert memo.frame_path(table, "trace-names").is_file()
+    kept = trace_cache._names.__wrapped__(str(demo_ws.root), "demo", "G1a", None, "s")
+    assert first.equals(want) and kept.equals(want) and kept.schema == want.schema
