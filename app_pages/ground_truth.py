@@ -31,11 +31,12 @@ ui_judges.offline_note(ws, dataset, choice.task, choice.judge, judges, base_defi
 frame, problem = None, None
 if status.ready:
     try:
-        frame, key = cache.gt_frame_keyed(ws, dataset, choice.task, choice.judge, choice.definition, choice.ks)
+        frame, key, counts = cache.gt_frame_counted(ws, dataset, choice.task, choice.judge, choice.definition,
+                                                    choice.ks)
     except (WorkbenchError, ValueError) as exc:
         problem = str(exc)
     else:
-        views = cache.frame_views(key, frame, choice.scale)  # names, verdict paths, counts: once per frame key
+        views = cache.frame_views(key, frame, choice.scale, counts)  # names, verdict paths, counts: once per frame key
         gt_page.coverage_warning(views)  # above the tabs: it concerns every one of them
 tab_rest, tab_dist, tab_judging, tab_compare, tab_runs, tab_export = st.tabs(
     ["Restaurant × K", "Verdicts by K", "Judging", "Compare judges", "Runs", "Export"],

@@ -10,8 +10,8 @@ heuristic-v2`` and the G1_allergy_V2 GT files must be there: ``python bench/scal
 
 Each page is played in its own process (``python bench/scale_pages.py --child PAGE``), the way one
 server meets its first visitor: the process first imports every page's modules and the libraries
-their first computation needs (what the app's start-up and warm-up do before a visitor arrives;
-not timed), then drives ``main.py`` through Streamlit's AppTest, one widget change and one script
+their first computation needs and freezes them out of the garbage collector's sight (what the
+app's start-up and warm-up do before a visitor arrives; not timed), then drives ``main.py`` through Streamlit's AppTest, one widget change and one script
 run per step. The time of a step is that script run (AppTest runs the script in its own thread, as
 the server does; no browser). Pass 1 meets empty caches (the first visitor); later passes the warm
 ``st.cache_data`` another session gets (``--passes``). The peak is the process's maximum resident
@@ -61,6 +61,7 @@ def _warm_imports() -> None:
     for name in warmup.modules_to_warm():
         if warmup._importable(name):
             importlib.import_module(name)
+    warmup.freeze()  # as the server's preload and warm-up do after their imports (app.py, warmup._run)
 
 
 def _first_business(ws_root: Path) -> str:
@@ -143,12 +144,17 @@ def child(page: str, ws_root: Path, passes: int, checkout: Path) -> None:
     _warm_imports()
     from streamlit.testing.v1 import AppTest
 
-    AppTest.from_string("import streamlit as st\nst.write('warm')").run()  # Streamlit's own first-run costs
+    warm = AppTest.from_string("import streamlit as st\nst.write('warm')").run()  # Streamlit's own first-run costs
+    # the components every AppTest discovers on its first run (0.5-0.8 s scanning the installed packages'
+    # metadata): the server does it once when it starts (Runtime), never in a visitor's page run
+    components = getattr(warm, "_bidi_component_manager", None)
     rss_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     times: dict[str, list[float]] = {}
     errors: list[str] = []
     for _ in range(passes):
         at = AppTest.from_file(str(checkout / "main.py"), default_timeout=600)
+        if components is not None:
+            at._bidi_component_manager = components
         for name, action in _steps(page, ws_root):
             try:
                 action(at)

@@ -100,7 +100,7 @@ def frame_path(path: Path, kind: str) -> Path:
 
 
 def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], *, context: str = "",
-                  row_group_size: int | None = None) -> tuple[Any, Any]:
+                  row_group_size: int | None = None, compression: str = "zstd") -> tuple[Any, Any]:
     """(frame, extra) that ``compute()`` gives for ``path`` as it is now: a polars frame kept as
     Parquet beside the file (:func:`frame_path`) and a JSON value (``extra``) in
     :func:`memo_path`, read from there while the file's stamp and ``context`` are unchanged and the
@@ -108,6 +108,8 @@ def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]],
 
     ``row_group_size``: write row groups of that many rows with their statistics, so that a reader
     filtering a sorted column (:func:`stamped_rows`) reads only the groups that can hold its rows.
+    ``compression``: of the Parquet copy ("uncompressed" where reading fast matters more than the
+    disk: 4 GT frames of 150,000 restaurants read in 0.07 s instead of 1.2 s, on 2 loaded cores).
     """
     import polars as pl  # deferred: core.base stays free of polars for the commands that never need it
 
@@ -122,23 +124,33 @@ def stamped_frame(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]],
     with contextlib.suppress(OSError):
         if _may_write(path, before):
             with atomic_path(data, suffix=".parquet") as tmp:
-                frame.write_parquet(tmp, statistics=row_group_size is not None, row_group_size=row_group_size)
+                frame.write_parquet(tmp, statistics=row_group_size is not None, row_group_size=row_group_size,
+                                    compression=compression)
             write_json_atomic(memo, {"version": VERSION, "stamp": before, "context": context,
                                      "value": {"data": _stamp(data), "extra": extra}})
     return frame, extra
 
 
 def stamped_rows(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], column: str, value: Any, *,
-                 context: str = "", row_group_size: int | None = None) -> Any:
+                 context: str = "", row_group_size: int | None = None, compression: str = "zstd") -> Any:
     """The rows of :func:`stamped_frame`'s frame whose ``column`` equals ``value``, read from the kept
     Parquet copy by row group (its statistics skip the others) when it is current, else from the
     frame computed (and kept) now."""
+    return stamped_rows_extra(path, kind, compute, column, value, context=context, row_group_size=row_group_size,
+                              compression=compression)[0]
+
+
+def stamped_rows_extra(path: Path, kind: str, compute: Callable[[], tuple[Any, Any]], column: str, value: Any, *,
+                       context: str = "", row_group_size: int | None = None,
+                       compression: str = "zstd") -> tuple[Any, Any]:
+    """(:func:`stamped_rows`, the ``extra`` kept with the frame)."""
     import polars as pl  # deferred, as in stamped_frame
 
     before, _memo, held = _kept(path, kind, context)
     data = frame_path(path, kind)
     with contextlib.suppress(Exception):  # no copy, a stale or damaged one: compute
         if before is not None and held is not None and held["value"]["data"] == _stamp(data):
-            return pl.scan_parquet(data).filter(pl.col(column) == value).collect()
-    frame, _extra = stamped_frame(path, kind, compute, context=context, row_group_size=row_group_size)
-    return frame.filter(pl.col(column) == value)
+            return pl.scan_parquet(data).filter(pl.col(column) == value).collect(), held["value"]["extra"]
+    frame, extra = stamped_frame(path, kind, compute, context=context, row_group_size=row_group_size,
+                                 compression=compression)
+    return frame.filter(pl.col(column) == value), extra

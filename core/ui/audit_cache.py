@@ -15,7 +15,7 @@ import polars as pl
 import streamlit as st
 
 from core.ground_truth.views import certainty
-from core.ui.cache import _digest, _stamp_of_name, data_key, resolved, variants_key
+from core.ui.cache import _digest, data_key, resolved, stamp_of_name, variants_key
 from core.workspace import Workspace
 
 
@@ -32,7 +32,7 @@ def _probabilities(root: str, dataset: str, task: str, judge: str, definition: s
 def probabilities(ws: Workspace, dataset: str, task: str, judge: str, definition: str, ks: Sequence[int | None],
                   source: str) -> tuple[pl.DataFrame, str]:
     """(:func:`core.ground_truth.views.certainty.probabilities`, its key) of the judge's error from ``source``."""
-    stamp = _digest((data_key(ws, dataset, task), _stamp_of_name(ws, definition), certainty.source_stamp(ws, source)))
+    stamp = _digest((data_key(ws, dataset, task), stamp_of_name(ws, definition), certainty.source_stamp(ws, source)))
     return _probabilities(str(ws.root), dataset, task, judge, definition, tuple(ks), stamp, source), stamp
 
 

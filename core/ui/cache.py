@@ -1,4 +1,5 @@
-"""Every ``st.cache_*`` loader of the Ground truth and Trace pages, keyed by data stamps.
+"""Every ``st.cache_*`` loader of the Ground truth and Trace pages, keyed by data stamps (the views of
+one GT frame: :mod:`core.ui.gt_frame_views`, re-exported here).
 
 One loader per thing, shared by both pages. Each public function takes the workspace and the
 names the page chose, computes the *stamp* of the files that thing reads (sizes and mtimes: see
@@ -12,8 +13,7 @@ cache clear anywhere, for any user.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,20 @@ from core.base.errors import UnknownNameError
 from core.ground_truth import KChange, TraceNode, explain_k_change, get_definition, trace_gt, variants
 from core.ground_truth import views as gt_views
 from core.ground_truth.compute import newest_review_year
-from core.ground_truth.coverage import short_counts, with_review_counts
+from core.ground_truth.coverage import with_review_counts
 from core.ground_truth.policies import Policy
-from core.ground_truth.views.paging import ColumnLookup
 from core.tasks import get_task, task_ids
 from core.ui import arrow_datasets, chart_spec, gt_frames, table_data, unvalidated_spec  # noqa: F401 (the GT and Trace pages' charts, tables)
+from core.ui.gt_frame_views import (  # noqa: F401 (the views of one GT frame: re-exported for the pages)
+    FrameViews,
+    frame_views,
+    grid_chart_spec,
+    grid_page,
+    picked_spec,
+    primitives_page,
+    score_series,
+    verdict_grid,
+)
 from core.workspace import Workspace
 
 Changes = tuple[tuple[str, float], ...]
@@ -107,13 +116,22 @@ def judge_names(ws: Workspace, dataset: str, task: str) -> list[str]:
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _inputs(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
+def inputs_at(root: str, dataset: str, task: str, judge: str | None, stamp: str) -> gt_views.GTInputs:
+    """:func:`gt_inputs` by the workspace root and the data key (:func:`data_key`)."""
     return gt_views.load_inputs(Workspace(Path(root)), dataset, task, judge)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)  # one restaurant's rows: shared, never mutated
+def restaurant_inputs_at(root: str, dataset: str, task: str, judge: str | None, stamp: str,
+                         business_id: str) -> gt_views.GTInputs:
+    """The inputs of one restaurant (:func:`core.ground_truth.views.load_restaurant_inputs`: its row
+    groups of the kept judgments, not all of them) by the workspace root and the data key."""
+    return gt_views.load_restaurant_inputs(Workspace(Path(root)), dataset, task, business_id, judge)
 
 
 def gt_inputs(ws: Workspace, dataset: str, task: str, judge: str | None) -> gt_views.GTInputs:
     """The judgments (overrides applied) and restaurants GT is computed from."""
-    return _inputs(str(ws.root), dataset, task, judge, data_key(ws, dataset, task))
+    return inputs_at(str(ws.root), dataset, task, judge, data_key(ws, dataset, task))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -134,7 +152,7 @@ def _dated(root: str, dataset: str, stamp: str, d: Any) -> Any:
 def _frame(root: str, dataset: str, task: str, judge: str | None, stamp: str, definition: str,
            ks: tuple[int | None, ...], changes: Changes, vstamp: str) -> pl.DataFrame:
     def one_k(k: int | None) -> pl.DataFrame:
-        inputs = _inputs(root, dataset, task, judge, stamp)
+        inputs = inputs_at(root, dataset, task, judge, stamp)
         return frame_of(inputs, root, dataset, task, stamp, definition, [k], changes, vstamp)
 
     return gt_frames.frame_at(root, dataset, task, judge, stamp, definition, ks, changes, vstamp, one_k)  # K by K
@@ -155,7 +173,7 @@ def frame_of(inputs: gt_views.GTInputs, root: str, dataset: str, task: str, stam
     return with_review_counts(frame, inputs.restaurants)
 
 
-def _stamp_of_name(ws: Workspace, name: str, vkey: str | None = None) -> str:
+def stamp_of_name(ws: Workspace, name: str, vkey: str | None = None) -> str:
     """The variants key (``vkey`` when the caller read it) for a saved variant's name; "" for a
     committed formula or policy, so that saving a variant never invalidates what does not depend on it."""
     try:
@@ -170,7 +188,7 @@ def gt_frame(ws: Workspace, dataset: str, task: str, judge: str | None, definiti
     """GT of every restaurant at every K of a formula, policy or variant (plus what-if ``changes``),
     with each restaurant's stored review count and ``short_of_k``."""
     return _frame(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), definition,
-                  tuple(ks), tuple(sorted((changes or {}).items())), _stamp_of_name(ws, definition))
+                  tuple(ks), tuple(sorted((changes or {}).items())), stamp_of_name(ws, definition))
 
 
 def gt_frame_keyed(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
@@ -178,10 +196,19 @@ def gt_frame_keyed(ws: Workspace, dataset: str, task: str, judge: str | None, de
     """:func:`gt_frame` and the key of everything built from it, (:func:`frame_key`, judge,
     definition, ks), both from one reading of the stamps: a file written meanwhile (a judging run
     appends all the time) cannot pair the frame with the key of newer data."""
+    frame, key, _counts = gt_frame_counted(ws, dataset, task, judge, definition, ks)
+    return frame, key
+
+
+def gt_frame_counted(ws: Workspace, dataset: str, task: str, judge: str | None, definition: str,
+                     ks: Sequence[int | None]) -> tuple[pl.DataFrame, tuple, dict[int | None, Any] | None]:
+    """:func:`gt_frame_keyed` and the counts of each K made with the frame
+    (:func:`core.ui.gt_frames.counts_at`; None when not held), from the same reading of the stamps."""
     dkey, vkey = data_key(ws, dataset, task), variants_key(ws)
-    frame = _frame(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (),
-                   _stamp_of_name(ws, definition, vkey))
-    return frame, ((str(ws.root), dataset, task, _digest((dkey, vkey))), judge, definition, tuple(ks))
+    vstamp = stamp_of_name(ws, definition, vkey)
+    frame = _frame(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (), vstamp)
+    counts = gt_frames.counts_at(str(ws.root), dataset, task, judge, dkey, definition, tuple(ks), (), vstamp)
+    return frame, ((str(ws.root), dataset, task, _digest((dkey, vkey))), judge, definition, tuple(ks)), counts
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -191,7 +218,7 @@ def _texts(root: str, dataset: str, business_id: str, stamp: str) -> dict[int, s
 
 def _one(ws: Workspace, dataset: str, task: str, judge: str | None, business_id: str) -> tuple[Any, dict[int, str]]:
     stamp = data_key(ws, dataset, task)
-    one = gt_views.restaurant_inputs(_inputs(str(ws.root), dataset, task, judge, stamp), business_id)
+    one = restaurant_inputs_at(str(ws.root), dataset, task, judge, stamp, business_id)
     return one, _texts(str(ws.root), dataset, business_id, stamp)
 
 
@@ -208,7 +235,7 @@ def trace(ws: Workspace, dataset: str, task: str, judge: str | None, business_id
           k: int | None) -> TraceNode:
     """One restaurant's trace tree at one K."""
     return _trace(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
-                  definition, k, _stamp_of_name(ws, definition))
+                  definition, k, stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -224,7 +251,7 @@ def kchange(ws: Workspace, dataset: str, task: str, judge: str | None, business_
             k_from: int | None, k_to: int | None) -> KChange:
     """Why one restaurant's GT changes between two K."""
     return _kchange(str(ws.root), dataset, task, judge, data_key(ws, dataset, task), business_id,
-                    definition, k_from, k_to, _stamp_of_name(ws, definition))
+                    definition, k_from, k_to, stamp_of_name(ws, definition))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -247,7 +274,7 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
     for task, stamp in stamps:
         if get_gt_judge(ws, dataset, task) is None:
             continue  # no judge, or several and none chosen: nothing to show as "the" judgment
-        inputs = _inputs(root, dataset, task, None, stamp)
+        inputs = inputs_at(root, dataset, task, None, stamp)
         fields = [f.name for f in get_task(task, ws).fields if f.name in inputs.judgments.columns]
         rows = inputs.judgments.filter(pl.col("business_id") == business_id)
         for row in rows.iter_rows(named=True):
@@ -279,134 +306,3 @@ def judge_comparison(ws: Workspace, dataset: str, task: str, a: str, b: str, def
     return _judge_comparison(str(ws.root), dataset, task, a, b, definition, tuple(ks),
                              data_key(ws, dataset, task))
 
-
-# Views of one GT frame for the Ground truth page. ``key`` is the page's chart key (frame_key,
-# judge, definition, ks: see app_pages/ground_truth.py): it determines the frame exactly (the data
-# and variants stamps are in it), so the frame itself is passed unhashed (``_frame``) and each view
-# is computed once per frame instead of on every rerun.
-
-
-@dataclass(frozen=True)
-class FrameViews:
-    """What the GT page reads of a frame beyond the grid: names, verdict paths, counts."""
-
-    names: Mapping[str, str]  # business_id -> display name (gt_views.display_names), looked up in the grid
-    paths: Mapping[str, str]  # business_id -> verdict along K ("Low Risk (25) → …")
-    short_stored: Mapping[str, int]  # business_id -> reviews stored, for restaurants short of some K
-    verdicts: list[str]  # gt_views.verdict_order(frame, scale)
-    restaurants: int
-    flips: int  # restaurants whose verdict changes with K (gt_views.flips(frame).height)
-    grid: pl.DataFrame  # gt_views.verdict_grid(frame): every restaurant, highest score first
-    short_counts: dict[int | None, int]  # K -> restaurants with fewer reviews than K (coverage.short_counts)
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _frame_views(key: tuple, scale: tuple[str, ...], _frame: pl.DataFrame) -> FrameViews:
-    full = gt_views.verdict_grid(_frame, keep_hidden=True)  # on whole columns: no dict of every restaurant
-    if "_short" in full.columns:
-        short = full.filter(pl.col("_short")).select("business_id", pl.col("_stored").alias("stored"))
-    else:  # a frame whose K do not line up
-        short = (_frame.group_by("business_id", maintain_order=True)
-                 .agg(pl.col("short_of_k").any().alias("short"), pl.col("n_reviews_stored").first().alias("stored"))
-                 .filter(pl.col("short")) if "short_of_k" in _frame.columns
-                 else pl.DataFrame(schema={"business_id": pl.String, "stored": pl.Int64}))
-    return FrameViews(ColumnLookup(full, "business_id", "name"), ColumnLookup(full, "business_id", "path"),
-                      ColumnLookup(short, "business_id", "stored"), gt_views.verdict_order(_frame, scale),
-                      full.height, int((full["changes"] > 0).sum()), full.drop("_short", "_stored", strict=False),
-                      short_counts(_frame))
-
-
-def frame_views(key: tuple, frame: pl.DataFrame, scale: Sequence[str] = ()) -> FrameViews:
-    """Names, verdict paths, coverage and counts of the GT ``frame`` whose cache key is ``key``."""
-    return _frame_views(key, tuple(scale), frame)
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _grid(key: tuple, flips_only: bool, sort: str, search: str, rank_by: tuple[str, ...] | None,
-          _frame: pl.DataFrame) -> pl.DataFrame:
-    return gt_views.verdict_grid(_frame, flips_only=flips_only, sort=sort, search=search,
-                                 rank_by=list(rank_by) if rank_by is not None else None)
-
-
-def verdict_grid(key: tuple, frame: pl.DataFrame, *, flips_only: bool, sort: str, search: str,
-                 rank_by: Sequence[str] | None, views: FrameViews | None = None) -> pl.DataFrame:
-    """:func:`core.ground_truth.views.verdict_grid` of the GT ``frame`` whose cache key is ``key`` (with the
-    default options, ``views.grid``: the same call, already made)."""
-    if views is not None and not flips_only and sort == gt_views.SORTS[0] and not search and rank_by is None:
-        return views.grid
-    return _grid(key, bool(flips_only), sort, search, tuple(rank_by) if rank_by is not None else None, frame)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _series(key: tuple, business_id: str, _frame: pl.DataFrame) -> pl.DataFrame:
-    return gt_views.score_series(_frame, business_id)
-
-
-def score_series(key: tuple, frame: pl.DataFrame, business_id: str) -> pl.DataFrame:
-    """:func:`core.ground_truth.views.score_series` of one restaurant of the GT ``frame`` whose cache key is ``key``."""
-    return _series(key, business_id, frame)
-
-
-
-@st.cache_resource(max_entries=32, show_spinner=False)  # shared, not copied: a pickle of a 150,000-restaurant frame costs seconds
-def _primitives(table_key: tuple, task: str, definition: str, scored: bool, dataset: str, k: int | None,
-                judge_param: str | None, _frame: pl.DataFrame) -> pl.DataFrame:
-    table = gt_views.primitive_table(_frame, k)
-    if not scored and "score" in table.columns:
-        table = table.drop("score")  # always 0 for a rule policy: its rules decide
-    return table  # the trace links are made for the rows of the page shown (primitives_section)
-
-
-def primitives(table_key: tuple, frame: pl.DataFrame, choice: Any, dataset: str, k: int | None,
-               judge_param: str | None) -> pl.DataFrame:
-    """Every restaurant of the GT ``frame`` at K=``k`` with every primitive, highest score first
-    (``table_key``: the frame's cache key, then k, scored, dataset, task, definition, judge_param)."""
-    return _primitives(table_key, choice.task, choice.definition, choice.scored, dataset, k, judge_param, frame)
-
-
-# The restaurant × K grid outlines the selected restaurant through one data column ("picked",
-# charts.verdict_grid_chart), so picking another restaurant changes nothing else in the spec: the
-# spec is built once per grid and its rows re-marked per selection, instead of building the layered
-# Altair chart again (~20 ms) on every pick.
-
-
-def picked_spec(spec: dict, selected: str | None) -> dict | None:
-    """``spec`` (a verdict grid built with ``selected=None``) with the rows of ``selected`` marked
-    ``picked`` and its dataset renamed as Altair would name it; None when the spec is not shaped so
-    (one inline dataset named in the top-level data), and the caller builds it instead."""
-    try:
-        # deferred: Altair's own naming of inline data (a private function: absent in another Altair,
-        # the caller builds the spec); altair is loaded by the chart built before this runs
-        from altair.vegalite.v6.api import _dataset_name
-    except ImportError:
-        return None
-    datasets, data = spec.get("datasets"), spec.get("data")
-    if not (isinstance(datasets, dict) and len(datasets) == 1 and isinstance(data, dict) and set(data) == {"name"}):
-        return None
-    ((name, rows),) = datasets.items()
-    if name != data["name"] or not isinstance(rows, list) or not all(
-            isinstance(r, dict) and "picked" in r and "business_id" in r for r in rows):
-        return None
-    for row in rows:
-        row["picked"] = row["business_id"] == (selected or "")
-    new = _dataset_name(rows)
-    spec["datasets"], spec["data"] = {new: rows}, {"name": new}
-    return spec
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def _grid_spec_unpicked(key: tuple, _build: Callable[[str | None], Any]) -> dict:
-    return unvalidated_spec(lambda: _build(None))
-
-
-@st.cache_data(max_entries=256, show_spinner=False)
-def _grid_spec(key: tuple, selected: str | None, _build: Callable[[str | None], Any]) -> dict:
-    spec = picked_spec(_grid_spec_unpicked(key, _build), selected)  # cache_data hands out a copy
-    return arrow_datasets(spec if spec is not None else unvalidated_spec(lambda: _build(selected)))
-
-
-def grid_chart_spec(key: tuple, selected: str | None, build: Callable[[str | None], Any]) -> dict:
-    """The verdict grid's spec with ``selected`` outlined: ``build(selected)``'s, as
-    :func:`chart_spec` gives it, built once per ``key`` (which must hold everything but the
-    selection) and re-marked per selection."""
-    return _grid_spec(key, selected, build)

@@ -13,7 +13,7 @@ import streamlit as st
 from core.ground_truth import k_label
 from core.ground_truth import views as gt_views
 from core.ground_truth.views import certainty, charts
-from core.ground_truth.views.paging import PAGE_SIZES, Page, page_of
+from core.ground_truth.views.paging import PAGE_SIZES, Page
 from core.ui import cache
 from core.ui.gt_page import (
     K_AT,
@@ -93,11 +93,18 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
     _controls(key, frame, views, rank_by)
     flips_only, sort = bool(st.session_state.get(K_FLIPS, False)), st.session_state.get(K_SORT) or gt_views.SORTS[0]
     search = st.session_state.get(K_SEARCH) or ""
-    grid = cache.verdict_grid(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by, views=views)
-    page = page_of(grid, int(st.session_state.get(K_PAGE) or 1), int(st.session_state[K_PAGE_SIZE]))
+    def page_of_grid(number: int, size: int) -> Page:
+        return cache.grid_page(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=rank_by,
+                               number=number, size=size, views=views)
+
+    page = page_of_grid(int(st.session_state.get(K_PAGE) or 1), int(st.session_state[K_PAGE_SIZE]))
     st.session_state[K_PAGE] = page.number  # clamped before the widget is drawn
-    if st.session_state.get(K_REST) not in views.names:
-        st.session_state[K_REST] = (grid if grid.height else views.grid)["business_id"][0]
+    if st.session_state.get(K_REST) not in views.names:  # the first of the sort order (the default one if none match)
+        first = page if page.number == 1 else page_of_grid(1, 1)
+        if not first.total:
+            first = cache.grid_page(key, frame, flips_only=False, sort=gt_views.SORTS[0], search="", rank_by=None,
+                                    number=1, size=1, views=views)
+        st.session_state[K_REST] = first.rows["business_id"][0]
     selected = st.session_state[K_REST]
     shown = page.rows
     if selected not in shown["business_id"].to_list():  # the selection stays visible in the grid
@@ -109,7 +116,7 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
     grid_col, detail_col = st.columns([5, 6], gap="large")
     with grid_col:
         _pager(page)
-        if grid.height == 0:
+        if page.total == 0:
             st.info("No restaurant matches.")
         else:
             shown_ids = shown["business_id"].to_list()
@@ -133,8 +140,8 @@ def grid_section(ws: Workspace, dataset: str, frame: pl.DataFrame, choice: Choic
                   "changes": st.column_config.NumberColumn("verdict changes"),
                   "max_score": st.column_config.NumberColumn("max score", format="%.2f")}
         config.update({c: st.column_config.NumberColumn(c.replace("K", "K=", 1), format="%.2f")
-                       for c in grid.columns if c.startswith("K")})
-        scores = [] if choice.scored else ["max_score", *(c for c in grid.columns if c.startswith("K"))]
+                       for c in page.rows.columns if c.startswith("K")})
+        scores = [] if choice.scored else ["max_score", *(c for c in page.rows.columns if c.startswith("K"))]
         st.dataframe(shown.drop("business_id", *scores), hide_index=True, width="stretch", placeholder="—",
                      key="gt.grid_table", column_config=config)
     return selected, judge_param
@@ -184,10 +191,10 @@ def primitives_section(frame: pl.DataFrame, choice: Choice, dataset: str, judge_
     # table is keyed without them: adding a K leaves the table of K=50 cached
     frame_key, judge, definition, _ks = key
     table_key: tuple = (frame_key, judge, definition, k_at, choice.scored, dataset, choice.task, judge_param)
-    full = cache.primitives(table_key, frame, choice, dataset, k_at, judge_param)
     if st.session_state.get(K_PRIM_PAGE) is None:
         st.session_state[K_PRIM_PAGE] = 1
-    page = page_of(full, int(st.session_state[K_PRIM_PAGE]), PAGE_SIZES[2])
+    page = cache.primitives_page(table_key, frame, choice, dataset, k_at, judge_param,
+                                 int(st.session_state[K_PRIM_PAGE]), PAGE_SIZES[2])
     st.session_state[K_PRIM_PAGE] = page.number
     ids = page.rows["business_id"].to_list()
     table = page.rows.with_columns(pl.Series("trace", gt_views.trace_urls(dataset, choice.task, choice.definition,

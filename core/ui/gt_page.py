@@ -13,7 +13,7 @@ import polars as pl
 import streamlit as st
 
 from core.base.errors import WorkbenchError
-from core.ground_truth import distribution_by_k, gt_filename, k_label
+from core.ground_truth import gt_filename, k_label
 from core.ground_truth import views as gt_views
 from core.ground_truth.coverage import short_message
 from core.ground_truth.views import charts
@@ -217,7 +217,7 @@ def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, sca
     ``cache.frame_views(key, frame, scale)``)."""
     left, right = st.columns([2, 3], gap="large")
     with left:
-        dist = cache.table_data(("dist-table", *key, tuple(scale)), lambda: gt_views.distribution_table(frame, scale))
+        dist = cache.table_data(("dist-table", *key, tuple(scale)), lambda: views.distribution_table(frame, scale))
         st.dataframe(dist, hide_index=True, width="stretch", placeholder="—", key="gt.dist")
         a, b = st.columns(2)
         a.metric("Restaurants", f"{views.restaurants:,}")
@@ -228,7 +228,7 @@ def distribution_section(frame: pl.DataFrame, key: tuple, judge: str | None, sca
                         if "formula_version" in frame.columns else frame["policy_id"][0]))
     with right:
         st.vega_lite_chart(cache.chart_spec(("dist", *key), lambda: charts.distribution_chart(
-            distribution_by_k(frame, views.verdicts), views.verdicts)), key="gt.dist_chart", width="stretch")
+            views.distribution_by_k(frame), views.verdicts)), key="gt.dist_chart", width="stretch")
 
 
 def export_section(ws: Workspace, dataset: str, choice: Choice, frame: pl.DataFrame) -> None:

@@ -134,6 +134,8 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
     ks = gt_views.parse_ks([*DEFAULT_KS, k_text])
     try:
         names = trace_cache.restaurant_names(ws, dataset, task, st.session_state.get(K_JUDGE))
+        trace_cache.check_inputs(ws, dataset, task, st.session_state.get(K_JUDGE), names,
+                                 st.session_state.get(K_REST))
     except (DataError, LockError) as exc:  # a broken judgment or override file: no other judge helps
         show(st.error, "Cannot trace {task}: {why}. Home lists the workspace's unreadable files.", task=task,
              why=str(exc))
@@ -142,6 +144,7 @@ def select(ws: Workspace, dataset: str) -> Trace | None:
         st.error(f"{exc}. Pick a judge below.")
         st.session_state[K_JUDGE] = st.session_state.get(K_JUDGE) or judges[0]
         names = trace_cache.restaurant_names(ws, dataset, task, st.session_state[K_JUDGE])
+        trace_cache.check_inputs(ws, dataset, task, st.session_state[K_JUDGE], names, st.session_state.get(K_REST))
     lookup = trace_cache.names_lookup(names)
     if st.session_state.get(K_REST) not in lookup:
         if st.session_state.get(K_REST):

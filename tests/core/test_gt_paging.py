@@ -13,7 +13,7 @@ from core.ground_truth import distribution_by_k
 from core.ground_truth import views as gt_views
 from core.ground_truth.coverage import short_counts, with_review_counts
 from core.ground_truth.views.grid import _joined_rows
-from core.ground_truth.views.paging import ColumnLookup, k_slices, name_frame, page_of
+from core.ground_truth.views.paging import ColumnLookup, k_slices, name_frame, page_of, sorted_page
 from core.workspace import Workspace
 
 KS: list[int | None] = [25, 50, 100, None]
@@ -103,3 +103,31 @@ def test_one_restaurants_gt_is_its_rows_of_every_restaurants_gt(where, request):
             mine = with_review_counts(gt_views.compute_frame(one, definition, KS, dataset=dataset, task="G1a"),
                                       one.restaurants)
             assert mine.equals(frame.filter(pl.col("business_id") == business_id)), (definition, business_id)
+
+
+@pytest.mark.parametrize("where", ["demo", "addm"])
+def test_sorted_pages_are_the_pages_of_the_full_sort(where, request):
+    """The primitive table's pages come from a top-k selection (sorted_page): every page is that page
+    of primitive_table, the full sort."""
+    ws, dataset = request.getfixturevalue(where)
+    by, descending = gt_views.PRIMITIVE_ORDER
+    for frame in _frames(ws, dataset):
+        for k in (25, None):
+            rows, table = gt_views.primitive_rows(frame, k), gt_views.primitive_table(frame, k)
+            assert rows.sort(by, descending=descending, maintain_order=True).equals(table)
+            for size in (7, 30, 200):
+                for number in range(1, table.height // size + 3):  # the last page, and one past it (clamped)
+                    got, want = sorted_page(rows, by, descending, number, size), page_of(table, number, size)
+                    assert got.rows.equals(want.rows) and got.caption() == want.caption(), (k, size, number)
+                    assert (got.number, got.pages) == (want.number, want.pages)
+
+
+def test_sorted_page_breaks_ties_by_row_order_and_sorts_nulls_fully():
+    ties = pl.DataFrame({"s": [2.0, 1.0, 2.0, 2.0, 1.0, 3.0] * 50, "n": ["a", "b", "a", "c", "b", "a"] * 50,
+                         "i": list(range(300))})
+    full = ties.sort(["s", "n"], descending=[True, False], maintain_order=True)
+    for number in (1, 2, 5, 11):
+        assert sorted_page(ties, ["s", "n"], [True, False], number, 27).rows.equals(page_of(full, number, 27).rows)
+    nulls = ties.with_columns(pl.when(pl.col("i") % 7 == 0).then(None).otherwise(pl.col("s")).alias("s"))
+    want = nulls.sort(["s", "n"], descending=[True, False], maintain_order=True)
+    assert sorted_page(nulls, ["s", "n"], [True, False], 1, 20).rows.equals(want.head(20))

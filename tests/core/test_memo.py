@@ -109,3 +109,58 @@ def test_dataset_counts_are_kept_beside_the_reviews_and_follow_a_replaced_file(t
     reviews.with_suffix(".tmp").replace(reviews)  # a rewrite (a new inode), as an import's --replace does
     again = browse.dataset_counts(db)
     assert again.equals(db.query(scan)) and again["n_reviews"].sum() < first["n_reviews"].sum()
+
+
+def test_one_restaurants_inputs_from_the_kept_row_groups_are_its_rows_of_all(demo_ws, small, monkeypatch):
+    """The Trace page reads one restaurant's judgments from the row groups of the kept copy that hold
+    them (load_restaurant_inputs): the rows restaurant_inputs cuts from every restaurant's."""
+    import polars as pl
+
+    from core.ground_truth import inputs
+    from core.ground_truth import views as gt_views
+
+    monkeypatch.setattr(inputs, "INPUTS_ROW_GROUP", 64)  # many row groups in the demo's judgments
+    cold = gt_views.load_restaurant_inputs(demo_ws, "demo", "G1a", _first_id(demo_ws))  # computes, keeps
+    every = gt_views.load_inputs(demo_ws, "demo", "G1a")
+    ids = every.restaurants["business_id"].to_list()
+    assert cold.judgments.equals(gt_views.restaurant_inputs(every, ids[0]).judgments)
+    for business_id in ids[::3]:
+        one = gt_views.load_restaurant_inputs(demo_ws, "demo", "G1a", business_id)
+        want = gt_views.restaurant_inputs(every, business_id)
+        assert one.judgments.equals(want.judgments) and one.judgments.schema == want.judgments.schema, business_id
+        assert one.restaurants.equals(want.restaurants) and (one.judge, one.sha256) == (want.judge, want.sha256)
+    kept = pl.read_parquet_schema(memo.frame_path(gt_views_log(demo_ws), "inputs"))
+    assert list(kept) == every.judgments.columns
+    with pytest.raises(ValueError, match="no restaurant"):
+        gt_views.load_restaurant_inputs(demo_ws, "demo", "G1a", "no-such-id")
+
+
+def _first_id(ws: Workspace) -> str:
+    from core.ground_truth.compute import load_restaurants
+
+    return str(load_restaurants(ws, "demo")["business_id"].sort()[0])
+
+
+def gt_views_log(ws: Workspace):
+    from core.judgments import resolve_judge
+    from core.judgments.store import judgment_path
+
+    return judgment_path(ws, "demo", "G1a", resolve_judge(ws, "demo", "G1a", None))
+
+
+def test_the_trace_pickers_names_kept_beside_the_restaurants_are_the_sorted_names(demo_ws, small):
+    """Trace's restaurant picker reads the names kept beside restaurants.parquet: the names sorted
+    as computed (the memo itself is checked against the file's stamp above)."""
+    import polars as pl
+
+    from core.ground_truth.compute import load_restaurants
+    from core.ground_truth.views.paging import name_frame
+    from core.ui import trace_cache
+
+    table = demo_ws.dataset_dir("demo") / "restaurants.parquet"
+    want = name_frame(load_restaurants(demo_ws, "demo").select("business_id", "name"))
+    want = want.sort(pl.col("name").str.to_lowercase(), "business_id")
+    first = trace_cache._names.__wrapped__(str(demo_ws.root), "demo", "G1a", None, "s")
+    assert memo.frame_path(table, "trace-names").is_file()
+    kept = trace_cache._names.__wrapped__(str(demo_ws.root), "demo", "G1a", None, "s")
+    assert first.equals(want) and kept.equals(want) and kept.schema == want.schema

@@ -11,6 +11,7 @@ import streamlit as st
 from core.ground_truth import views as gt_views
 from core.ground_truth.coverage import short_counts
 from core.ground_truth.variants import save_variant
+from core.ground_truth.views.paging import page_of
 from core.judgments.overrides import add_override
 from core.ui import cache
 from tests.helpers.gt_workspace import DATASET, FLIP, TASK, build_gt_workspace
@@ -103,7 +104,15 @@ def test_frame_views_are_the_gt_views_and_follow_an_override(counted):
     assert views.paths == dict(zip(grid["business_id"], grid["path"], strict=True))
     assert views.flips == gt_views.flips(frame).height and views.restaurants == frame["business_id"].n_unique()
     assert views.verdicts == gt_views.verdict_order(frame)
-    assert views.grid.equals(grid)
+    assert views.grid.sort(gt_views.GRID_ORDERS["Highest score"][0], descending=[True, True, False],
+                           maintain_order=True).drop("_rank").equals(grid)  # the rows, sorted by page
+    for sort in gt_views.SORTS:
+        for flips_only, search in ((False, ""), (True, ""), (False, "a")):
+            want = gt_views.verdict_grid(frame, sort=sort, flips_only=flips_only, search=search)
+            for number, size in ((1, 1), (1, 7), (2, 7), (99, 7)):
+                page = cache.grid_page(key, frame, flips_only=flips_only, sort=sort, search=search, rank_by=None,
+                                       number=number, size=size, views=views)
+                assert page.rows.equals(page_of(want, number, size).rows) and page.total == want.height
     assert views.short_counts == short_counts(frame) and set(views.short_counts) == set(KS)
     assert gt_views.grid_long(frame, grid["business_id"].to_list(), views.names).equals(
         gt_views.grid_long(frame, grid["business_id"].to_list()))

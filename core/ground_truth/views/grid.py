@@ -103,23 +103,23 @@ def _joined_rows(f: pl.DataFrame, ks: list[int | None], rank_by: Sequence[str] |
     return rows.with_columns(pl.lit(0).alias("_rank"))
 
 
-def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
-                 search: str = "", rank_by: Sequence[str] | None = None,
-                 names: Mapping[str, str] | None = None, keep_hidden: bool = False) -> pl.DataFrame:
-    """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
+GRID_ORDERS: dict[str, tuple[list[str], list[bool]]] = {  # sort name -> (columns, descending) of verdict_grid_rows
+    "Highest score": (["_rank", "max_score", "name"], [True, True, False]),
+    "Most verdict changes": (["changes", "max_score", "name"], [True, True, False]),
+    "Name": (["name"], [False]),
+}
 
-    Args:
-        flips_only: keep restaurants whose verdict changes with K.
-        sort: one of :data:`SORTS`.
-        search: keep names containing this text (case-insensitive).
-        rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
-            their highest verdict at any K (for a rule policy, whose score is always 0).
-        names: ``display_names(frame)`` when the caller has it.
-        keep_hidden: also ``_short`` (fewer reviews stored than some K) and ``_stored`` (reviews
-            stored), when the frame lines up by K (:func:`~core.ground_truth.views.paging.k_slices`).
-    """
-    if sort not in SORTS:
-        raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
+
+def grid_columns(rows: pl.DataFrame) -> list[str]:
+    """The columns :func:`verdict_grid` shows of :func:`verdict_grid_rows`' ``rows``."""
+    return [c for c in rows.columns if c not in ("_rank", "_short", "_stored")]
+
+
+def verdict_grid_rows(frame: pl.DataFrame, *, flips_only: bool = False, search: str = "",
+                      rank_by: Sequence[str] | None = None, names: Mapping[str, str] | None = None,
+                      keep_hidden: bool = False) -> pl.DataFrame:
+    """:func:`verdict_grid`'s rows in the frame's order, with ``_rank`` (sort them by
+    :data:`GRID_ORDERS`, or page them with :func:`~core.ground_truth.views.paging.sorted_page`)."""
     f = with_score(frame)
     ks = k_order(f["k"].unique().to_list())
     parts = k_slices(f, ks)
@@ -134,15 +134,32 @@ def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "
         rows = rows.filter(pl.col("changes") > 0)
     if search.strip():
         rows = rows.filter(pl.col("name").str.to_lowercase().str.contains(search.strip().lower(), literal=True))
-    order = {
-        "Highest score": (["_rank", "max_score", "name"], [True, True, False]),
-        "Most verdict changes": (["changes", "max_score", "name"], [True, True, False]),
-        "Name": (["name"], [False]),
-    }[sort]
     extra = [c for c in ("_short", "_stored") if keep_hidden and c in rows.columns]
-    return rows.sort(order[0], descending=order[1]).select(
-        "name", "path", "changes", "max_score", *[column_of(k) for k in ks], "business_id", *extra
-    )
+    return rows.select("name", "path", "changes", "max_score", *[column_of(k) for k in ks], "business_id", "_rank",
+                       *extra)
+
+
+def verdict_grid(frame: pl.DataFrame, *, flips_only: bool = False, sort: str = "Highest score",
+                 search: str = "", rank_by: Sequence[str] | None = None,
+                 names: Mapping[str, str] | None = None, keep_hidden: bool = False) -> pl.DataFrame:
+    """One row per restaurant: name, verdict path, changes, max_score, the score at each K (``K25``…).
+
+    Args:
+        flips_only: keep restaurants whose verdict changes with K.
+        sort: one of :data:`SORTS` (ties keep the frame's order).
+        search: keep names containing this text (case-insensitive).
+        rank_by: an ordered verdict scale (mildest first): "Highest score" then ranks restaurants by
+            their highest verdict at any K (for a rule policy, whose score is always 0).
+        names: ``display_names(frame)`` when the caller has it.
+        keep_hidden: also ``_short`` (fewer reviews stored than some K) and ``_stored`` (reviews
+            stored), when the frame lines up by K (:func:`~core.ground_truth.views.paging.k_slices`).
+    """
+    if sort not in SORTS:
+        raise ValueError(f"unknown sort {sort!r}; valid: {', '.join(SORTS)}")
+    rows = verdict_grid_rows(frame, flips_only=flips_only, search=search, rank_by=rank_by, names=names,
+                             keep_hidden=keep_hidden)
+    by, descending = GRID_ORDERS[sort]
+    return rows.sort(by, descending=descending, maintain_order=True).drop("_rank")
 
 
 def grid_long(frame: pl.DataFrame, business_ids: Sequence[str] | None = None,
@@ -181,14 +198,23 @@ def score_series(frame: pl.DataFrame, business_id: str) -> pl.DataFrame:
                        pl.col("score").cast(pl.Float64), "verdict").sort(pl.col("k").fill_null(2**62))
 
 
-def primitive_table(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
-    """Every restaurant at one K with every primitive: name, verdict, score, the record fields
-    (formula) or counts (policy), business_id; highest score first."""
+PRIMITIVE_ORDER: tuple[list[str], list[bool]] = (["score", "name"], [True, False])  # highest score first, then name
+
+
+def primitive_rows(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
+    """:func:`primitive_table` in the frame's order (page it with
+    :func:`~core.ground_truth.views.paging.sorted_page` by :data:`PRIMITIVE_ORDER`)."""
     rows = with_score(frame).filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
     keep = [c for c in rows.columns if c not in (*HIDDEN_COLUMNS, "business_id", "name", "k", "verdict", "score",
                                                   "final_risk_score")]
-    return rows.select(display_name_expr(), "verdict", "score", *keep, "business_id",
-                       ).sort(["score", "name"], descending=[True, False])
+    return rows.select(display_name_expr(), "verdict", "score", *keep, "business_id")
+
+
+def primitive_table(frame: pl.DataFrame, k: int | None) -> pl.DataFrame:
+    """Every restaurant at one K with every primitive: name, verdict, score, the record fields
+    (formula) or counts (policy), business_id; highest score first (ties in the frame's order)."""
+    by, descending = PRIMITIVE_ORDER
+    return primitive_rows(frame, k).sort(by, descending=descending, maintain_order=True)
 
 
 def trace_params(dataset: str, task: str, definition: str, k: int | None, business_id: str,

@@ -25,6 +25,7 @@ from core.ground_truth.inputs import GTInputs as GTInputs
 from core.ground_truth.inputs import Stamp as Stamp
 from core.ground_truth.inputs import data_stamp as data_stamp
 from core.ground_truth.inputs import load_inputs as load_inputs
+from core.ground_truth.inputs import load_restaurant_inputs as load_restaurant_inputs
 from core.ground_truth.policies import Policy
 from core.ground_truth.variants import whatif_definition
 from core.ground_truth.views.grid import k_order, with_score

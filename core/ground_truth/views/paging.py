@@ -139,6 +139,31 @@ def page_of(rows: pl.DataFrame, number: int, size: int) -> Page:
     return Page(part, start + 1 if part.height else 0, start + part.height, rows.height, number, pages)
 
 
+def sorted_page(rows: pl.DataFrame, by: Sequence[str], descending: Sequence[bool], number: int, size: int) -> Page:
+    """:func:`page_of` the ``rows`` sorted by ``by`` (stable: ties keep their order), without sorting
+    every row: the rows up to the page's last are the ``top_k`` with the row order breaking ties
+    (at 150,000 restaurants the first page costs a selection, not a sort of every name). Columns
+    of ``by`` with nulls: a full sort.
+
+    >>> f = pl.DataFrame({"s": [1.0, 3.0, 3.0, 2.0], "n": ["b", "a", "c", "z"]})
+    >>> sorted_page(f, ["s", "n"], [True, False], 2, 2).rows.rows()
+    [(2.0, 'z'), (1.0, 'b')]
+    """
+    size = max(1, int(size))
+    pages = max(1, -(-rows.height // size))
+    number = min(max(1, int(number)), pages)
+    upto, order = number * size, list(descending)
+    if upto >= rows.height or any(rows[c].null_count() for c in by):
+        top = rows.sort(list(by), descending=order, maintain_order=True)
+    else:
+        top = (rows.with_row_index("_row")
+               .top_k(upto, by=[*by, "_row"], reverse=[not d for d in order] + [True])
+               .sort([*by, "_row"], descending=[*order, False]).drop("_row"))
+    start = (number - 1) * size
+    part = top.slice(start, size)
+    return Page(part, start + 1 if part.height else 0, start + part.height, rows.height, number, pages)
+
+
 class ColumnLookup(Mapping[str, Any]):
     """A read-only ``business_id -> value`` mapping over two columns of a frame: a lookup filters the
     frame (milliseconds at 150,000 rows) instead of building a dict of every restaurant in Python."""
