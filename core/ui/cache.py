@@ -274,9 +274,11 @@ def _restaurant_judgments(root: str, dataset: str, business_id: str, stamps: tup
     for task, stamp in stamps:
         if get_gt_judge(ws, dataset, task) is None:
             continue  # no judge, or several and none chosen: nothing to show as "the" judgment
-        inputs = inputs_at(root, dataset, task, None, stamp)
-        fields = [f.name for f in get_task(task, ws).fields if f.name in inputs.judgments.columns]
-        rows = inputs.judgments.filter(pl.col("business_id") == business_id)
+        try:  # the row groups of the kept judgments that hold this restaurant's, not all of them
+            rows = restaurant_inputs_at(root, dataset, task, None, stamp, business_id).judgments
+        except ValueError:  # not a restaurant of the dataset: no judgments to show
+            continue
+        fields = [f.name for f in get_task(task, ws).fields if f.name in rows.columns]
         for row in rows.iter_rows(named=True):
             if row.get("parse_error"):
                 continue
