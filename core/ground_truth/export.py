@@ -25,6 +25,7 @@ from core.ground_truth.gt_files import (
     xnot_payload,
 )
 from core.ground_truth.gt_json import gt_document
+from core.ground_truth.gt_listing import keep_facts
 from core.ground_truth.inputs import load_inputs
 from core.ground_truth.ks import normalize_ks
 from core.workspace import Workspace
@@ -131,7 +132,8 @@ def export_gt(
     for k, path in targets.items():
         extra = {LINEAGE_KEY: dict(lineages[k])} if lineages is not None else None
         # the bytes json_document gives gt_payload(...) plus the lineage, written column by column
-        parts, header = gt_document(frame, layout=layout, task=task, k=k, policy=policy, extra=extra)
+        parts, header, n = gt_document(frame, layout=layout, task=task, k=k, policy=policy, extra=extra)
         write_parts_atomic(path, parts)
+        keep_facts(ws, path, header, layout, n)
         files.append({"k": k, "path": str(path), "distribution": header["summary"]["verdict_distribution"]})
     return GTExport(name, layout, frame, files)

@@ -38,8 +38,9 @@ _INTEGERS = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt
 
 def gt_document(frame: pl.DataFrame, *, layout: str, task: str, k: int | None, policy: Policy | None = None,
                 extra: Mapping[str, Any] | None = None,
-                computed_at: str | None = None) -> tuple[list[bytes | memoryview], dict[str, Any]]:
-    """(the file's bytes in parts, document without its restaurants) of one K of ``frame`` in ``layout``.
+                computed_at: str | None = None) -> tuple[list[bytes | memoryview], dict[str, Any], int]:
+    """(the file's bytes in parts, document without its restaurants, how many restaurants it holds)
+    of one K of ``frame`` in ``layout``.
 
     The parts joined are the bytes of ``json_document`` of the full payload (``gt_payload`` plus ``extra``,
     e.g. the lineage, appended at the end); the returned document has ``restaurants`` empty (its
@@ -57,12 +58,12 @@ def gt_document(frame: pl.DataFrame, *, layout: str, task: str, k: int | None, p
         full = (addm_payload(rows, k=k, policy=policy, computed_at=at) if layout == "addm"
                 else xnot_payload(rows, task_id=task, k=k, policy=policy, computed_at=at))
         full.update(extra or {})
-        return [json_document(full)], header
+        return [json_document(full)], header, len(full["restaurants"])
     data = json_document(header)
     if not body:
-        return [data], header
+        return [data], header, 0
     at = data.index(_PLACEHOLDER) + len(_PLACEHOLDER) - 1  # between the braces of "restaurants": {}
-    return [data[:at], b"\n", body, b"\n  ", data[at:]], header
+    return [data[:at], b"\n", body, b"\n  ", data[at:]], header, rows.height
 
 
 # -- one column as JSON text ------------------------------------------------------------------------

@@ -37,9 +37,10 @@ def _dict_path(frame: pl.DataFrame, layout: str, k: int | None, policy, extra=No
 
 def _same(frame: pl.DataFrame, layout: str, policy=None, extra=None, ks=tuple(KS)) -> None:
     for k in ks:
-        parts, header = gt_document(frame, layout=layout, task="G1a", k=k, policy=policy, extra=extra, computed_at=AT)
+        parts, header, n = gt_document(frame, layout=layout, task="G1a", k=k, policy=policy, extra=extra, computed_at=AT)
         assert b"".join(parts) == _dict_path(frame, layout, k, policy, extra), (layout, k)
         assert header["restaurants"] == {}
+        assert n == len(json.loads(b"".join(parts))["restaurants"]), (layout, k)
 
 
 def _frames() -> list[tuple[str, pl.DataFrame, str, object]]:
@@ -92,7 +93,8 @@ def test_keys_that_collide_take_the_dict_path():
     addm = with_addm_columns(frame, CASE, REST, "v1", [25])
     _same(addm.with_columns(pl.lit("b").alias("business_id")), "addm", ks=[25])
     empty = addm.head(0)
-    parts, _ = gt_document(empty, layout="addm", task="G1a", k=25, computed_at=AT)
+    parts, _, n = gt_document(empty, layout="addm", task="G1a", k=25, computed_at=AT)
+    assert n == 0
     assert b"".join(parts) == _dict_path(empty, "addm", 25, None)
 
 
