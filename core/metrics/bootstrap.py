@@ -169,11 +169,18 @@ def sorted_pass_aps(ys: NDArray[Any], score: NDArray[np.float64], weights: NDArr
         if ties:
             tp = tp[:, ends]
             wy = np.diff(tp, axis=1, prepend=0.0)  # positives gained per tie group
-        positives = tp[:, -1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives
-        out.append(np.where((positives > 0) & (positives < total), ap, np.nan))
+        out.append(_running_ap(wy, tp, seen, total))
     return np.vstack(out)
+
+
+def _running_ap(gained: NDArray[Any], tp: NDArray[Any], seen: NDArray[Any], total: NDArray[Any]) -> NDArray[np.float64]:
+    """AP of each row from the positives ``gained`` at each threshold and the running sums of
+    positives (``tp``) and of all samples (``seen``, zeros made 1) up to it; NaN where a row has no
+    positive or no negative (``total``: the row's drawn samples)."""
+    positives = tp[:, -1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap = (gained * tp / seen).sum(axis=1, dtype=np.float64) / positives
+    return np.where((positives > 0) & (positives < total), ap, np.nan)
 
 
 def _group_sums(ys: NDArray[Any], score: NDArray[np.float64],
@@ -226,11 +233,7 @@ def _grouped_aps(drawn: NDArray[Any], positive: list[NDArray[Any]]) -> NDArray[n
     out = []
     for group_pos in positive:
         tp = np.cumsum(group_pos, axis=1)
-        wy = np.diff(tp, axis=1, prepend=0.0)  # positives gained per tie group
-        positives = tp[:, -1]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            ap = (wy * tp / seen).sum(axis=1, dtype=np.float64) / positives
-        out.append(np.where((positives > 0) & (positives < total), ap, np.nan))
+        out.append(_running_ap(np.diff(tp, axis=1, prepend=0.0), tp, seen, total))  # gained per tie group
     return np.vstack(out)
 
 
