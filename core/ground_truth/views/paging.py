@@ -131,12 +131,21 @@ def page_of(rows: pl.DataFrame, number: int, size: int) -> Page:
     >>> (p.first, p.last, p.total, p.number, p.pages, p.rows.height, p.caption())
     (401, 450, 450, 3, 3, 50, 'restaurants 401–450 of 450')
     """
+    return _page(rows, rows.height, *_clamped(rows.height, number, size))
+
+
+def _clamped(total: int, number: int, size: int) -> tuple[int, int, int]:
+    """(page number clamped to the pages there are, page size ≥ 1, pages) of ``total`` rows."""
     size = max(1, int(size))
-    pages = max(1, -(-rows.height // size))
-    number = min(max(1, int(number)), pages)
+    pages = max(1, -(-total // size))
+    return min(max(1, int(number)), pages), size, pages
+
+
+def _page(ordered: pl.DataFrame, total: int, number: int, size: int, pages: int) -> Page:
+    """Page ``number`` of ``size`` rows of a table of ``total`` rows whose first ones are ``ordered``."""
     start = (number - 1) * size
-    part = rows.slice(start, size)
-    return Page(part, start + 1 if part.height else 0, start + part.height, rows.height, number, pages)
+    part = ordered.slice(start, size)
+    return Page(part, start + 1 if part.height else 0, start + part.height, total, number, pages)
 
 
 def sorted_page(rows: pl.DataFrame, by: Sequence[str], descending: Sequence[bool], number: int, size: int) -> Page:
@@ -149,9 +158,7 @@ def sorted_page(rows: pl.DataFrame, by: Sequence[str], descending: Sequence[bool
     >>> sorted_page(f, ["s", "n"], [True, False], 2, 2).rows.rows()
     [(2.0, 'z'), (1.0, 'b')]
     """
-    size = max(1, int(size))
-    pages = max(1, -(-rows.height // size))
-    number = min(max(1, int(number)), pages)
+    number, size, pages = _clamped(rows.height, number, size)
     upto, order = number * size, list(descending)
     if upto >= rows.height or any(rows[c].null_count() for c in by):
         top = rows.sort(list(by), descending=order, maintain_order=True)
@@ -159,9 +166,7 @@ def sorted_page(rows: pl.DataFrame, by: Sequence[str], descending: Sequence[bool
         top = (rows.with_row_index("_row")
                .top_k(upto, by=[*by, "_row"], reverse=[not d for d in order] + [True])
                .sort([*by, "_row"], descending=[*order, False]).drop("_row"))
-    start = (number - 1) * size
-    part = top.slice(start, size)
-    return Page(part, start + 1 if part.height else 0, start + part.height, rows.height, number, pages)
+    return _page(top, rows.height, number, size, pages)
 
 
 class ColumnLookup(Mapping[str, Any]):
